@@ -1,0 +1,82 @@
+"""`Finding`: one diagnosed problem (or fact) with its evidence, remedy and source.
+
+Shared by the audit diagnosis rules, the easyconfig linter and the GPU rules, so
+every report, exit status and EasyBuild hook handles them the same way.
+"""
+
+import dataclasses
+from typing import Dict, Iterable, Optional, Tuple
+
+#: Severities in increasing order; exit-status policy compares by this order.
+SEVERITIES = ("info", "warning", "error")
+
+
+def severity_rank(severity: str) -> int:
+    """Position of `severity` in SEVERITIES.
+
+    Raises:
+        ValueError: unknown severity (message lists the known ones).
+    """
+    try:
+        return SEVERITIES.index(severity)
+    except ValueError:
+        raise ValueError("unknown severity %r (choose from %s)"
+                         % (severity, ", ".join(SEVERITIES))) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """A diagnosed misconfiguration, or an informational fact.
+
+    Attributes:
+        rule_id: stable identifier, e.g. "blas-not-mkl".
+        severity: one of SEVERITIES.
+        title: one line, what is wrong.
+        evidence: name -> value (config values, measured figures with units).
+        advice: the remedy, phrased for EasyBuild users (easyconfig, module, eb option).
+        source: URL of the public report or documentation the rule rests on.
+        subject: what it is about (e.g. "target", an easyconfig path); may be empty.
+        line: line number in `subject` where that applies, else None.
+    """
+
+    rule_id: str
+    severity: str
+    title: str
+    evidence: Dict[str, object]
+    advice: str
+    source: str
+    subject: str = ""
+    line: Optional[int] = None
+
+    def __post_init__(self):
+        severity_rank(self.severity)
+        if not self.rule_id or not self.title:
+            raise ValueError("a Finding needs a rule_id and a title")
+
+    def to_json(self) -> dict:
+        """JSON-ready dict (evidence values must already be JSON values)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        """Inverse of `to_json`."""
+        return cls(**data)
+
+
+def worst(findings: Iterable[Finding]) -> Optional[str]:
+    """The highest severity among `findings`, None when there are none."""
+    ranks = [severity_rank(f.severity) for f in findings]
+    return SEVERITIES[max(ranks)] if ranks else None
+
+
+def exit_status(findings: Iterable[Finding], fail_on: str = "error") -> int:
+    """0 if no finding is at or above `fail_on` ("never" disables), else 1."""
+    if fail_on == "never":
+        return 0
+    level = severity_rank(fail_on)
+    return int(any(severity_rank(f.severity) >= level for f in findings))
+
+
+def sort_findings(findings: Iterable[Finding]) -> Tuple[Finding, ...]:
+    """Most severe first, then by rule id (stable, for reports and tests)."""
+    return tuple(sorted(findings, key=lambda f: (-severity_rank(f.severity), f.rule_id)))

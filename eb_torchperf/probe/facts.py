@@ -1,0 +1,199 @@
+"""Collectors of facts about the target interpreter, its torch and its host.
+
+Each collector takes the imported torch module and returns a plain dict of JSON
+values.  A missing API or unreadable file gives None / "unknown" for that field
+(threadpoolctl's habit), never an exception; a collector that does raise is recorded
+in `errors` by `collect_all` and the others still run.
+"""
+
+import os
+import platform
+import re
+import sys
+
+#: Mapped shared objects whose names say they provide BLAS, LAPACK, OpenMP or oneDNN.
+LIBRARY_PATTERN = re.compile(
+    r"(blas|lapack|omp|mkl|blis|flexiblas|dnnl|mkldnn|armpl|acml|aocl|essl|nvpl)", re.I)
+#: Environment variables that steer CPU or GPU performance of PyTorch.
+ENV_PATTERN = re.compile(
+    r"^(OMP_|GOMP_|KMP_|MKL_|OPENBLAS_|GOTO|BLIS_|FLEXIBLAS|ATEN_|DNNL_|ONEDNN_|MKLDNN_|"
+    r"TORCH_|PYTORCH_|CUDA_|CUBLAS|CUDNN|NCCL_|LD_PRELOAD$|LD_LIBRARY_PATH$|"
+    r"PYTHONPATH$|EBPYTHONPREFIXES$|SLURM_CPUS|SLURM_JOB_CPUS)")
+#: CPU flags worth reporting (x86 vector ISA and matrix units, Arm SVE).
+CPU_FLAG_PATTERN = re.compile(r"^(avx\w*|amx\w*|fma|f16c|sse4_2|sve\w*|asimd\w*|bf16|i8mm)$")
+
+
+def collect_torch(torch):
+    """Version, file and the two build texts (`torch.__config__.show()`/`parallel_info()`)."""
+    backends = torch.backends
+    capability = None
+    if hasattr(backends, "cpu") and hasattr(backends.cpu, "get_cpu_capability"):
+        capability = backends.cpu.get_cpu_capability()
+    return {
+        "version": torch.__version__,
+        "file": torch.__file__,
+        "git_version": getattr(torch.version, "git_version", None),
+        "debug": bool(getattr(torch.version, "debug", False)),
+        "cuda": getattr(torch.version, "cuda", None),
+        "config_show": torch.__config__.show(),
+        "parallel_info": torch.__config__.parallel_info(),
+        "cpu_capability": capability,
+        "mkl_available": bool(backends.mkl.is_available()),
+        "mkldnn_available": bool(backends.mkldnn.is_available()),
+        "mkldnn_enabled": bool(getattr(backends.mkldnn, "enabled", True)),
+        "openmp_available": bool(backends.openmp.is_available()),
+        "intra_op_threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+        "flush_denormal_supported": _flush_denormal_supported(torch),
+    }
+
+
+def _flush_denormal_supported(torch):
+    """True if the CPU supports flush-to-zero; leaves the setting off as it was."""
+    supported = bool(torch.set_flush_denormal(True))
+    torch.set_flush_denormal(False)
+    return supported
+
+
+def collect_python():
+    """The interpreter: executable, version, prefix, sys.path."""
+    return {
+        "executable": sys.executable,
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "prefix": sys.prefix,
+        "path": list(sys.path),
+    }
+
+
+def collect_threadpools(torch):
+    """Loaded BLAS/OpenMP libraries via threadpoolctl (copied in by the runner).
+
+    Returns:
+        {"available": bool, "pools": threadpoolctl.threadpool_info() list}.
+    """
+    try:
+        import threadpoolctl
+    except ImportError:
+        return {"available": False, "pools": []}
+    return {"available": True, "version": threadpoolctl.__version__,
+            "pools": threadpoolctl.threadpool_info()}
+
+
+def collect_mapped_libraries(torch):
+    """Shared objects mapped in this process whose names match LIBRARY_PATTERN.
+
+    Source: /proc/self/maps (Linux).  Returns {"libraries": sorted unique paths}.
+    """
+    paths = set()
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                if len(fields) >= 6 and ".so" in fields[-1]:
+                    name = os.path.basename(fields[-1])
+                    if LIBRARY_PATTERN.search(name):
+                        paths.add(fields[-1])
+    except OSError:
+        return {"libraries": None}
+    return {"libraries": sorted(paths)}
+
+
+def collect_env(torch=None):
+    """Performance-relevant environment variables (ENV_PATTERN) with their values."""
+    return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _cpuinfo():
+    text = _read("/proc/cpuinfo") or ""
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key not in fields:
+            fields[key] = value.strip()
+    return fields
+
+
+def _cgroup_cpu_quota():
+    """CPUs allowed by the cgroup quota (v2 cpu.max, v1 cfs files), None if unlimited."""
+    v2 = _read("/sys/fs/cgroup/cpu.max")
+    if v2:
+        quota, _, period = v2.partition(" ")
+        if quota != "max" and period:
+            return int(quota) / int(period)
+        return None
+    quota = _read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+    period = _read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+    if quota and period and int(quota) > 0:
+        return int(quota) / int(period)
+    return None
+
+
+def collect_cpu(torch=None):
+    """CPU vendor, model, flags, cores, affinity, cgroup quota, frequency governor.
+
+    Sources: /proc/cpuinfo, os.sched_getaffinity, /sys/fs/cgroup, cpufreq sysfs.
+    """
+    info = _cpuinfo()
+    flags = (info.get("flags") or info.get("Features") or "").split()
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    return {
+        "machine": platform.machine(),
+        "vendor": info.get("vendor_id") or info.get("CPU implementer"),
+        "model": info.get("model name") or info.get("CPU part"),
+        "flags": sorted(f for f in flags if CPU_FLAG_PATTERN.match(f)),
+        "logical_cores": os.cpu_count(),
+        "affinity": affinity,
+        "allowed_cores": len(affinity) if affinity is not None else os.cpu_count(),
+        "cgroup_cpu_quota": _cgroup_cpu_quota(),
+        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+    }
+
+
+def collect_gpu(torch):
+    """CUDA devices as torch sees them (no CUDA call is made when none is available)."""
+    cuda = torch.cuda
+    if not getattr(torch.backends, "cuda", None) or not cuda.is_available():
+        return {"available": False, "devices": []}
+    devices = []
+    for index in range(cuda.device_count()):
+        props = cuda.get_device_properties(index)
+        devices.append({"name": props.name, "capability": "%d.%d" % (props.major, props.minor),
+                        "memory_bytes": props.total_memory,
+                        "multiprocessors": props.multi_processor_count})
+    return {"available": True, "devices": devices, "arch_list": cuda.get_arch_list(),
+            "cudnn_version": torch.backends.cudnn.version()}
+
+
+#: name -> collector(torch).  Order is the order of the JSON document.
+COLLECTORS = (
+    ("python", lambda torch: collect_python()),
+    ("torch", collect_torch),
+    ("threadpools", collect_threadpools),
+    ("mapped_libraries", collect_mapped_libraries),
+    ("env", collect_env),
+    ("cpu", collect_cpu),
+    ("gpu", collect_gpu),
+)
+
+
+def collect_all(torch, collectors=COLLECTORS):
+    """Run every collector; a failing one adds {name, exc_type, message} to `errors`."""
+    facts = {"errors": []}
+    for name, collector in collectors:
+        try:
+            facts[name] = collector(torch)
+        except Exception as exc:  # noqa: BLE001 -- recorded; the probe carries on
+            facts[name] = None
+            facts["errors"].append({"name": name, "exc_type": type(exc).__name__,
+                                    "message": str(exc)})
+    return facts

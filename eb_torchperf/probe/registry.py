@@ -1,0 +1,83 @@
+"""Benchmark registry: what can be measured, with which parameters, in which suite.
+
+A benchmark is data plus two small functions: `setup(torch, params)` builds the
+tensors and returns the zero-argument callable that is timed; `work(params)` says how
+much work one call does.  Suites (`quick`, `full`) pick parameter sets.  Other modules
+(`suite_cpu`, `suite_gpu`) call `register()`; the host imports this same module to
+plan an audit, so host and target agree on names.
+"""
+
+import dataclasses
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+#: Units of work per call, and the rate each becomes in reports.
+WORK_UNITS = {"flop": "GFLOP/s", "byte": "GB/s", "op": "µs/op"}
+SUITES = ("quick", "full")
+
+
+@dataclasses.dataclass(frozen=True)
+class Benchmark:
+    """One registered benchmark.
+
+    Attributes:
+        name: stable identifier, e.g. "matmul_fp32".
+        device: "cpu" or "cuda".
+        family: what it stresses (and which TorchBench models it stands for).
+        params: suite -> tuple of parameter dicts (JSON values only).
+        setup: (torch, params) -> zero-argument callable to time.
+        work: params -> (amount per call, unit in WORK_UNITS).
+        available: (torch, facts) -> None if it can run, else the reason.
+        description: one line for reports.
+    """
+
+    name: str
+    device: str
+    family: str
+    params: Dict[str, Tuple[dict, ...]]
+    setup: Callable
+    work: Callable[[dict], Tuple[float, str]]
+    available: Callable = lambda torch, facts: None
+    description: str = ""
+
+    def params_for(self, suite: str) -> Tuple[dict, ...]:
+        """Parameter sets of `suite` (empty when the suite does not run it)."""
+        return self.params.get(suite, ())
+
+
+REGISTRY: Dict[str, Benchmark] = {}
+
+
+def register(bench: Benchmark) -> Benchmark:
+    """Add `bench` to the registry; a second benchmark with the same name is an error."""
+    if bench.name in REGISTRY:
+        raise ValueError("benchmark %r registered twice" % bench.name)
+    for unit in {bench.work(p)[1] for suite in bench.params.values() for p in suite}:
+        if unit not in WORK_UNITS:
+            raise ValueError("benchmark %r: unknown work unit %r" % (bench.name, unit))
+    REGISTRY[bench.name] = bench
+    return bench
+
+
+def load_suites() -> Dict[str, Benchmark]:
+    """Import the suite modules (which register themselves) and return the registry."""
+    from . import suite_cpu, suite_gpu  # noqa: F401  (imported for registration)
+    return REGISTRY
+
+
+def plan(suite: str, devices: Sequence[str] = ("cpu",),
+         only: Optional[Sequence[str]] = None) -> List[Tuple[str, dict]]:
+    """List (benchmark name, params) pairs of `suite` on `devices`, in registry order.
+
+    Raises:
+        ValueError: unknown suite, or a name in `only` that is not registered.
+    """
+    if suite not in SUITES:
+        raise ValueError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITES)))
+    registry = load_suites()
+    unknown = sorted(set(only or ()) - set(registry))
+    if unknown:
+        raise ValueError("unknown benchmark(s): %s (known: %s)"
+                         % (", ".join(unknown), ", ".join(registry)))
+    return [(b.name, dict(p)) for b in registry.values()
+            if b.device in devices and (not only or b.name in only)
+            for p in b.params_for(suite)]

@@ -1,0 +1,238 @@
+"""CPU micro-suite, named after what the TorchBench models of the EasyBuild thread stress.
+
+Which benchmarks, and why (relative OPS of the source build vs the wheel in
+https://github.com/easybuilders/easybuild/issues/931, TorchBench CPU tables in
+shared/cases/torchbench): BERT-like models (hf_Bert, BERT_pytorch) fell below 1-10 %
+-> GEMM, nn.Linear and a transformer encoder layer; ResNet/vision models ~40-60 %
+-> 3x3 convolution; DLRM -> embedding_bag + Linear; normalisation/activation kernels
+-> LayerNorm, softmax, GELU (ATen vectorised code: CPU capability); small-op models
+-> dispatch cost; memory-bound kernels -> a large elementwise add.
+
+Sizes keep one call of the slowest known build (Debian's reference-BLAS torch 1.13,
+~5 GFLOP/s) under ~0.5 s, so the time-bounded runner stays fast on slow builds.
+"""
+
+from .registry import Benchmark, register
+
+QUICK, FULL = "quick", "full"
+
+
+def _cpu_has(facts, *flags):
+    present = set((facts or {}).get("cpu", {}).get("flags", ()))
+    return any(f in present for f in flags)
+
+
+def _bf16_available(torch, facts):
+    if not _cpu_has(facts, "avx512_bf16", "amx_bf16", "bf16"):
+        return "CPU has no native bf16 (avx512_bf16 / amx_bf16 / SVE bf16)"
+    return None
+
+
+# -- GEMM ---------------------------------------------------------------------------
+
+def _setup_matmul(torch, p):
+    dtype = getattr(torch, p.get("dtype", "float32"))
+    a = torch.randn(p["n"], p["n"]).to(dtype)
+    b = torch.randn(p["n"], p["n"]).to(dtype)
+    out = torch.empty(p["n"], p["n"], dtype=dtype)
+    return lambda: torch.mm(a, b, out=out)
+
+
+def _matmul_work(p):
+    return 2.0 * p["n"] ** 3, "flop"
+
+
+register(Benchmark(
+    name="matmul_fp32", device="cpu", family="gemm",
+    params={QUICK: ({"n": 512},), FULL: ({"n": 512}, {"n": 1024})},
+    setup=_setup_matmul, work=_matmul_work,
+    description="square fp32 GEMM (torch.mm): BLAS / MKL sgemm"))
+
+register(Benchmark(
+    name="matmul_bf16", device="cpu", family="gemm",
+    params={QUICK: ({"n": 512, "dtype": "bfloat16"},),
+            FULL: ({"n": 1024, "dtype": "bfloat16"},)},
+    setup=_setup_matmul, work=_matmul_work, available=_bf16_available,
+    description="square bf16 GEMM (torch.mm): oneDNN / MKL bf16 kernels"))
+
+register(Benchmark(
+    name="thread_scaling", device="cpu", family="threads",
+    params={QUICK: ({"n": 512, "threads": 1}, {"n": 512, "threads": "all"}),
+            FULL: ({"n": 1024, "threads": 1}, {"n": 1024, "threads": "all"})},
+    setup=_setup_matmul, work=_matmul_work,
+    description="fp32 GEMM at 1 thread and at all allowed cores (scaling = ratio)"))
+
+
+# -- nn.Linear ------------------------------------------------------------------------
+
+def _setup_linear(torch, p):
+    layer = torch.nn.Linear(p["in"], p["out"])
+    x = torch.randn(p["tokens"], p["in"])
+
+    def call():
+        with torch.no_grad():
+            layer(x)
+    return call
+
+
+register(Benchmark(
+    name="linear", device="cpu", family="gemm",
+    params={QUICK: ({"tokens": 256, "in": 1024, "out": 1024},),
+            FULL: ({"tokens": 256, "in": 1024, "out": 1024},
+                   {"tokens": 2048, "in": 1024, "out": 4096})},
+    setup=_setup_linear,
+    work=lambda p: (2.0 * p["tokens"] * p["in"] * p["out"], "flop"),
+    description="nn.Linear forward (addmm): BLAS"))
+
+
+# -- convolution ----------------------------------------------------------------------
+
+def _setup_conv(torch, p):
+    conv = torch.nn.Conv2d(p["channels"], p["channels"], 3, padding=1, bias=False)
+    x = torch.randn(p["batch"], p["channels"], p["hw"], p["hw"])
+
+    def call():
+        with torch.no_grad():
+            conv(x)
+    return call
+
+
+register(Benchmark(
+    name="conv3x3", device="cpu", family="conv",
+    params={QUICK: ({"batch": 4, "channels": 64, "hw": 56},),
+            FULL: ({"batch": 16, "channels": 64, "hw": 56},
+                   {"batch": 16, "channels": 256, "hw": 14})},
+    setup=_setup_conv,
+    work=lambda p: (2.0 * p["batch"] * p["channels"] ** 2 * 9 * p["hw"] ** 2, "flop"),
+    description="ResNet-like 3x3 Conv2d forward: oneDNN / NNPACK / thnn"))
+
+
+# -- transformer encoder layer --------------------------------------------------------
+
+def _encoder_flops(p):
+    tokens, h, ffn, seq = p["batch"] * p["seq"], p["hidden"], 4 * p["hidden"], p["seq"]
+    dense = 2.0 * tokens * (4 * h * h + 2 * h * ffn)
+    attention = 2.0 * 2 * tokens * seq * h
+    return dense + attention
+
+
+def _make_encoder(torch, p):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(
+        p["hidden"], p["hidden"] // 64, 4 * p["hidden"], dropout=0.0, batch_first=True)
+    x = torch.randn(p["batch"], p["seq"], p["hidden"])
+    return layer, x
+
+
+def _setup_bert_infer(torch, p):
+    layer, x = _make_encoder(torch, p)
+    layer.eval()
+
+    def call():
+        with torch.no_grad():
+            layer(x)
+    return call
+
+
+def _setup_bert_train(torch, p):
+    layer, x = _make_encoder(torch, p)
+    layer.train()
+
+    def call():
+        layer.zero_grad(set_to_none=True)
+        layer(x).sum().backward()
+    return call
+
+
+_BERT = {QUICK: ({"batch": 1, "seq": 64, "hidden": 768},),
+         FULL: ({"batch": 1, "seq": 128, "hidden": 768}, {"batch": 8, "seq": 128, "hidden": 768})}
+
+register(Benchmark(
+    name="bert_layer_infer", device="cpu", family="transformer",
+    params=_BERT, setup=_setup_bert_infer, work=lambda p: (_encoder_flops(p), "flop"),
+    description="BERT-base-like TransformerEncoderLayer, eval forward"))
+
+register(Benchmark(
+    name="bert_layer_train", device="cpu", family="transformer",
+    params=_BERT, setup=_setup_bert_train, work=lambda p: (3 * _encoder_flops(p), "flop"),
+    description="BERT-base-like TransformerEncoderLayer, forward + backward"))
+
+
+# -- normalisation / activation (memory-bound, vectorised ATen kernels) ---------------
+
+def _setup_unary(op_name):
+    def setup(torch, p):
+        x = torch.randn(p["rows"], p["cols"])
+        if op_name == "layer_norm":
+            norm = torch.nn.LayerNorm(p["cols"])
+            return lambda: norm(x).detach()
+        if op_name == "softmax":
+            return lambda: torch.softmax(x, dim=-1)
+        return lambda: torch.nn.functional.gelu(x)
+    return setup
+
+
+def _unary_bytes(p):
+    return 2.0 * 4 * p["rows"] * p["cols"], "byte"
+
+
+for _name, _shape, _what in (("layernorm", (8192, 768), "LayerNorm over hidden 768"),
+                             ("softmax", (8192, 512), "softmax over the last dim"),
+                             ("gelu", (4096, 3072), "GELU on the FFN activation")):
+    register(Benchmark(
+        name=_name, device="cpu", family="vectorised",
+        params={QUICK: ({"rows": _shape[0], "cols": _shape[1]},),
+                FULL: ({"rows": _shape[0], "cols": _shape[1]},)},
+        setup=_setup_unary("layer_norm" if _name == "layernorm" else _name),
+        work=_unary_bytes,
+        description=_what + " (fp32; bytes read + written): ATen vectorised kernels"))
+
+
+# -- embedding_bag (DLRM-like) --------------------------------------------------------
+
+def _setup_embedding_bag(torch, p):
+    torch.manual_seed(0)
+    bag = torch.nn.EmbeddingBag(p["rows"], p["dim"], mode="sum")
+    indices = torch.randint(0, p["rows"], (p["bags"] * p["per_bag"],))
+    offsets = torch.arange(0, p["bags"] * p["per_bag"], p["per_bag"])
+
+    def call():
+        with torch.no_grad():
+            bag(indices, offsets)
+    return call
+
+
+register(Benchmark(
+    name="embedding_bag", device="cpu", family="embedding",
+    params={QUICK: ({"rows": 200000, "dim": 64, "bags": 4096, "per_bag": 20},),
+            FULL: ({"rows": 1000000, "dim": 128, "bags": 8192, "per_bag": 40},)},
+    setup=_setup_embedding_bag,
+    work=lambda p: (4.0 * p["dim"] * p["bags"] * p["per_bag"], "byte"),
+    description="DLRM-like EmbeddingBag(sum) forward (bytes gathered): ATen / FBGEMM"))
+
+
+# -- memory bandwidth and dispatch ----------------------------------------------------
+
+def _setup_add(torch, p):
+    a, b = torch.randn(p["numel"]), torch.randn(p["numel"])
+    out = torch.empty(p["numel"])
+    return lambda: torch.add(a, b, out=out)
+
+
+register(Benchmark(
+    name="add_bandwidth", device="cpu", family="memory",
+    params={QUICK: ({"numel": 1 << 24},), FULL: ({"numel": 1 << 25},)},
+    setup=_setup_add, work=lambda p: (3.0 * 4 * p["numel"], "byte"),
+    description="elementwise add over a large fp32 tensor (bytes read + written)"))
+
+
+def _setup_dispatch(torch, p):
+    a, b = torch.ones(1), torch.ones(1)
+    return lambda: torch.add(a, b)
+
+
+register(Benchmark(
+    name="dispatch", device="cpu", family="overhead",
+    params={QUICK: ({"numel": 1},), FULL: ({"numel": 1},)},
+    setup=_setup_dispatch, work=lambda p: (1.0, "op"),
+    description="1-element torch.add: Python + dispatcher cost per op"))

@@ -1,0 +1,141 @@
+"""Long-lived benchmark worker, run in the target interpreter.
+
+Protocol (one JSON object per line): requests on stdin, replies on the file
+descriptor given by `--reply-fd` (not stdout: torch and user site code may print).
+The first reply is a hello, or an import failure.  Every request gets exactly one
+reply `{"ok": true, ...}` or `{"ok": false, "exc_type": ..., "message": ...}`; a
+failing request does not end the worker.  Ops: facts, availability, prepare, run,
+release, quit.
+"""
+
+import contextlib
+import json
+import os
+import sys
+
+from . import facts as facts_mod
+from . import registry, timing
+
+#: Samples shorter than this are dominated by timer overhead; calibration grows the
+#: calls per sample until one sample takes at least this long.
+DEFAULT_MIN_SAMPLE_S = 0.002
+
+
+class WorkerState:
+    """The imported torch, the collected facts, and the one prepared benchmark."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.facts = None
+        self.key = None
+        self.fn = None
+        self.per_call_s = None
+
+    def sync_for(self, bench):
+        if bench.device == "cuda":
+            return self.torch.cuda.synchronize
+        return None
+
+
+def _key(req):
+    return req["bench"], json.dumps(req.get("params", {}), sort_keys=True)
+
+
+@contextlib.contextmanager
+def pinned_threads(torch, params):
+    """Set torch intra-op threads for a benchmark whose params name `threads`; restore."""
+    wanted = params.get("threads")
+    if wanted is None:
+        yield
+        return
+    if wanted == "all":
+        wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(wanted))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def op_facts(state, req):
+    state.facts = facts_mod.collect_all(state.torch)
+    return {"facts": state.facts}
+
+
+def op_availability(state, req):
+    bench = registry.REGISTRY[req["bench"]]
+    if state.facts is None:
+        state.facts = facts_mod.collect_all(state.torch)
+    return {"reason": bench.available(state.torch, state.facts)}
+
+
+def op_prepare(state, req):
+    bench = registry.REGISTRY[req["bench"]]
+    state.key = state.fn = None
+    params = req.get("params", {})
+    with pinned_threads(state.torch, params):
+        fn = bench.setup(state.torch, params)
+        number, per_call = timing.calibrate(
+            fn, req.get("min_sample_s", DEFAULT_MIN_SAMPLE_S), sync=state.sync_for(bench))
+    state.key, state.fn, state.per_call_s = _key(req), fn, per_call
+    return {"number": number, "per_call_s": per_call}
+
+
+def op_run(state, req):
+    if state.key != _key(req):
+        raise RuntimeError("run of %s before prepare" % req["bench"])
+    bench = registry.REGISTRY[req["bench"]]
+    sync = state.sync_for(bench)
+    with pinned_threads(state.torch, req.get("params", {})):
+        timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
+        times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
+                                     req.get("min_samples", 1), sync=sync)
+    return {"times_s": times}
+
+
+def op_release(state, req):
+    state.key = state.fn = None
+    return {}
+
+
+OPS = {"facts": op_facts, "availability": op_availability, "prepare": op_prepare,
+       "run": op_run, "release": op_release}
+
+
+def serve(state, requests, send):
+    """Answer requests until "quit" or end of input."""
+    for line in requests:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        if req.get("op") == "quit":
+            send({"ok": True})
+            return
+        try:
+            reply = OPS[req["op"]](state, req)
+            reply["ok"] = True
+        except Exception as exc:  # noqa: BLE001 -- reported to the host, worker carries on
+            reply = {"ok": False, "exc_type": type(exc).__name__, "message": str(exc)}
+        send(reply)
+
+
+def main(reply_fd):
+    """Import torch, say hello, serve.  Returns the process exit status."""
+    out = os.fdopen(reply_fd, "w", buffering=1)
+
+    def send(obj):
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    try:
+        import torch
+    except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding
+        send({"ok": False, "stage": "import torch", "exc_type": type(exc).__name__,
+              "message": str(exc).splitlines()[0] if str(exc) else ""})
+        return 3
+    registry.load_suites()
+    send({"ok": True, "hello": {"torch_version": torch.__version__, "pid": os.getpid(),
+                                "executable": sys.executable}})
+    serve(WorkerState(torch), sys.stdin, send)
+    return 0
