@@ -100,8 +100,20 @@ def collect_mapped_libraries(torch):
 
 
 def collect_env(torch=None):
-    """Performance-relevant environment variables (ENV_PATTERN) with their values."""
-    return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+    """Performance-relevant environment variables (ENV_PATTERN) with their values.
+
+    The probe bundle's own folder is removed from PYTHONPATH, so the value is the
+    user's.  Runs before threadpoolctl is imported (which sets KMP_DUPLICATE_LIB_OK).
+    """
+    bundle = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+    if "PYTHONPATH" in env:
+        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p != bundle]
+        if kept:
+            env["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            del env["PYTHONPATH"]
+    return env
 
 
 def _read(path):
@@ -177,10 +189,10 @@ def collect_gpu(torch):
 #: name -> collector(torch).  Order is the order of the JSON document.
 COLLECTORS = (
     ("python", lambda torch: collect_python()),
+    ("env", collect_env),
     ("torch", collect_torch),
     ("threadpools", collect_threadpools),
     ("mapped_libraries", collect_mapped_libraries),
-    ("env", collect_env),
     ("cpu", collect_cpu),
     ("gpu", collect_gpu),
 )

@@ -1,0 +1,107 @@
+"""Audit a PyTorch interpreter against a reference, side by side.
+
+Both interpreters run the same micro-suite in long-lived worker processes, block by
+block in alternation (A B B A ...), so machine noise hits both; the result is the
+relative OPS of each benchmark (reference = 100 %) with a 95 % interval, their
+geometric mean, and the build/runtime configuration side by side.  Results are
+written as JSON (schema-versioned) even when the run is cut short.
+
+--reference accepts:
+  PATH or COMMAND   another interpreter, e.g. ~/venvs/torch-wheel/bin/python
+  wheel             the upstream wheel of the target's torch version, installed once
+                    with pip into a cached venv (~/.cache/eb_torchperf)
+  wheel==X.Y.Z      that version of the upstream wheel
+  FILE.whl          that wheel file
+  none              no reference: absolute rates only
+"""
+
+import datetime
+import os
+import sys
+
+from rich.console import Console
+
+from . import compare as compare_mod
+from .audit import SUITE_OPTIONS, AuditRun
+from .configdiff import config_rows
+from .errors import ConfigError
+from .reference import resolve_interpreter, resolve_reference
+from .terminal import AuditProgress, config_table, ops_table
+
+DEFAULT_OUT_DIR = "reports"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--python", default="python3", metavar="TARGET",
+                        help="interpreter whose torch is audited (default: python3 on PATH)")
+    parser.add_argument("--reference", default="wheel", metavar="REF",
+                        help="interpreter, wheel, wheel==X.Y.Z, FILE.whl or none "
+                             "(default: wheel)")
+    parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick",
+                        help="quick (~1 min on 2 cores) or full (several minutes)")
+    parser.add_argument("--only", action="append", metavar="BENCH",
+                        help="run only this benchmark (repeatable)")
+    parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                        help="a worker silent this long is taken as hung (default 300)")
+    parser.add_argument("--out", metavar="FILE",
+                        help="results JSON (default: reports/torchperf-<UTC time>.json)")
+    parser.add_argument("--pip-option", action="append", default=[], metavar="OPT",
+                        help="extra pip option for building the wheel reference, e.g. "
+                             "--pip-option=--index-url=https://download.pytorch.org/whl/cpu")
+    parser.add_argument("--cache-dir", help="where reference venvs are kept "
+                                            "(default: $EB_TORCHPERF_CACHE or ~/.cache/eb_torchperf)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def _options(args):
+    import dataclasses
+    options = SUITE_OPTIONS[args.suite]
+    changes = {"request_timeout_s": args.timeout}
+    if args.pairs is not None:
+        changes["pairs"] = args.pairs
+    try:
+        return dataclasses.replace(options, **changes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def default_out_path() -> str:
+    """reports/torchperf-<UTC time>.json relative to the working directory."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
+
+
+def run(args) -> int:
+    err = Console(stderr=True)
+    out = Console()
+    target = resolve_interpreter(args.python, "target")
+    reference = resolve_reference(args.reference, target, args.pip_option,
+                                  args.cache_dir and __import__("pathlib").Path(args.cache_dir),
+                                  log=lambda msg: err.print(msg, highlight=False))
+    try:
+        audit = AuditRun(target, reference, args.suite, _options(args), only=args.only)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    progress = AuditProgress(err, len(audit.plan) * audit.options.pairs)
+    if args.quiet:
+        result = audit.run()
+    else:
+        audit.progress = progress
+        with progress:
+            result = audit.run()
+    path = args.out or default_out_path()
+    result.save(path)
+    comparisons = compare_mod.compare(result)
+    if result.target is not None:
+        out.print(config_table(config_rows(result.target, result.reference), reference is not None))
+    out.print(ops_table(comparisons, reference is not None))
+    for skip in result.skipped:
+        out.print("skipped %s on %s: %s" % (skip["bench"], skip["side"], skip["reason"]),
+                  highlight=False)
+    out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
+    if not result.complete:
+        print("eb-torchperf: error: %s (results so far written to %s)"
+              % (result.errors[-1]["message"], path), file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,66 @@
+"""`eb-torchperf`: command-line shell.  Parses arguments, dispatches, reports errors once.
+
+Each sub-command lives in a module exposing `add_arguments(parser)` and
+`run(args) -> int`; they are imported only when chosen, so `eb-torchperf lint` does
+not import torch-side code and `audit` does not import EasyBuild.
+"""
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import TorchPerfError
+
+#: name -> (module, one-line help).  Order is the order of `--help`.
+COMMANDS = {
+    "audit": ("eb_torchperf.audit_cli",
+              "measure a PyTorch interpreter against a reference (the main job)"),
+    "probe": ("eb_torchperf.probe_cli",
+              "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+}
+
+EPILOG = """\
+exit status: 0 ok; 1 findings at or above --fail-on; 2 usage or tool error.
+
+examples:
+  eb-torchperf audit --python /usr/bin/python3 --reference wheel==2.13.0
+  eb-torchperf audit --python $EBROOTPYTORCH/../../Python/3.12.3-GCCcore-13.3.0/bin/python \\
+      --reference ~/venvs/torch-wheel/bin/python --suite full
+  eb-torchperf probe --python python3
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per entry of COMMANDS."""
+    parser = argparse.ArgumentParser(
+        prog="eb-torchperf", description=__doc__.splitlines()[0].split(": ", 1)[1],
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version="%(prog)s " + __version__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub_parser = sub.add_parser(name, help=help_text, description=module.__doc__,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(sub_parser)
+        sub_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args._run(args)
+    except TorchPerfError as exc:
+        print("eb-torchperf: error: %s" % exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("eb-torchperf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Small pure statistics over sequences of timings (no I/O, no formatting).
+
+The ratio estimate works on paired rounds: the runner measures target and reference
+alternately (A B B A ...), so each round gives one log time-ratio in which slow drift
+of the machine cancels.  Relative OPS = reference time / target time (reference =
+1.0), i.e. the target's throughput as a fraction of the reference's, the convention
+of the TorchBench tables in https://github.com/easybuilders/easybuild/issues/931.
+"""
+
+import math
+import statistics
+from typing import Optional, Sequence, Tuple
+
+#: Two-sided 95 % Student-t quantiles by degrees of freedom (1..30); 1.96 beyond.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def median(values: Sequence[float]) -> float:
+    """Median of a non-empty sequence.
+
+    Raises:
+        ValueError: empty sequence.
+    """
+    if not values:
+        raise ValueError("median of an empty sequence")
+    return statistics.median(values)
+
+
+def iqr(values: Sequence[float]) -> float:
+    """Inter-quartile range (Q3 - Q1, "inclusive" quartiles); 0.0 for one value."""
+    if len(values) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q3 - q1
+
+
+def relative_iqr(values: Sequence[float]) -> float:
+    """IQR divided by the median: the noise of one sample set (0.05 = 5 %)."""
+    return iqr(values) / median(values)
+
+
+def t_quantile_975(dof: int) -> float:
+    """Two-sided 95 % Student-t quantile for `dof` degrees of freedom (>= 1)."""
+    if dof < 1:
+        raise ValueError("degrees of freedom must be >= 1")
+    return _T975[dof - 1] if dof <= len(_T975) else 1.96
+
+
+def paired_log_ratios(target_blocks: Sequence[Sequence[float]],
+                      reference_blocks: Sequence[Sequence[float]]) -> Tuple[float, ...]:
+    """log(median reference block / median target block), one value per round.
+
+    Args:
+        target_blocks, reference_blocks: one sequence of seconds-per-call samples per
+            round; round i of one side is paired with round i of the other.
+
+    Raises:
+        ValueError: the two sides have a different number of rounds.
+    """
+    if len(target_blocks) != len(reference_blocks):
+        raise ValueError("paired rounds differ in number: %d target vs %d reference"
+                         % (len(target_blocks), len(reference_blocks)))
+    return tuple(math.log(median(r) / median(t))
+                 for t, r in zip(target_blocks, reference_blocks))
+
+
+def ratio_with_ci(log_ratios: Sequence[float]) -> Tuple[float, Optional[float], Optional[float]]:
+    """Geometric-mean ratio and its 95 % confidence interval from paired log ratios.
+
+    Method: Student-t interval on the mean of the per-round log ratios, exponentiated
+    (assumes rounds are independent and log ratios roughly normal).  This is the
+    within-run interval only; the caller compares it with the A/A floor.
+
+    Returns:
+        (ratio, low, high); low/high are None with fewer than two rounds.
+
+    Raises:
+        ValueError: no rounds.
+    """
+    if not log_ratios:
+        raise ValueError("no paired rounds")
+    mean = statistics.fmean(log_ratios)
+    if len(log_ratios) < 2:
+        return math.exp(mean), None, None
+    half = t_quantile_975(len(log_ratios) - 1) * statistics.stdev(log_ratios) / math.sqrt(len(log_ratios))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """Geometric mean of positive values (the TorchBench "--TOTAL--" row).
+
+    Raises:
+        ValueError: empty sequence or a value <= 0.
+    """
+    if not values or any(v <= 0 for v in values):
+        raise ValueError("geometric mean needs positive values")
+    return math.exp(statistics.fmean(math.log(v) for v in values))

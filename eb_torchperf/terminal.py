@@ -1,0 +1,91 @@
+"""Terminal rendering of an audit with rich: relative OPS table, config diff, progress."""
+
+from typing import List, Optional, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .compare import Comparison, geomean_relative_ops
+from .configdiff import ConfigRow
+
+
+def format_params(params: dict) -> str:
+    """`{"n": 512, "threads": 1}` -> "n=512 threads=1"."""
+    return " ".join("%s=%s" % (k, v) for k, v in params.items())
+
+
+def format_rate(rate) -> str:
+    """"123.4 GFLOP/s" (3 significant digits), or "" when absent."""
+    return "" if rate is None else "%.3g %s" % (rate.value, rate.unit)
+
+
+def format_ratio(value: Optional[float]) -> str:
+    """Relative OPS as a percentage, "" when absent."""
+    return "" if value is None else "%.1f %%" % (100 * value)
+
+
+def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
+    """Benchmark rows: target rate, reference rate, relative OPS and its 95 % interval."""
+    table = Table(title="Relative OPS (reference = 100 %)" if with_reference
+                  else "Absolute rates (no reference)")
+    for name in ("benchmark", "params", "target"):
+        table.add_column(name)
+    if with_reference:
+        for name in ("reference", "relative OPS", "95 % CI", "note"):
+            table.add_column(name, justify="right" if name != "note" else "left")
+    for c in comparisons:
+        row = [c.bench, format_params(c.params), format_rate(c.target)]
+        if with_reference:
+            ci = ("%s–%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high))
+                  if c.ci_low is not None else "")
+            note = ", ".join(n for n, on in (("significant", c.significant),
+                                            ("noisy", c.noisy)) if on)
+            row += [format_rate(c.reference), format_ratio(c.relative_ops), ci, note]
+        table.add_row(*row)
+    geo = geomean_relative_ops(comparisons)
+    if with_reference and geo is not None:
+        table.add_row("geometric mean", "", "", "", format_ratio(geo), "", "", style="bold")
+    return table
+
+
+def config_table(rows: List[ConfigRow], with_reference: bool) -> Table:
+    """Build/runtime config side by side; differing rows in bold yellow."""
+    table = Table(title="Build and runtime configuration")
+    table.add_column("setting")
+    table.add_column("target")
+    if with_reference:
+        table.add_column("reference")
+    for row in rows:
+        cells = [row.label, row.target] + ([row.reference] if with_reference else [])
+        table.add_row(*cells, style="bold yellow" if row.differs else None)
+    return table
+
+
+class AuditProgress:
+    """Progress bar over (pairs x benchmarks) on stderr; usable as the audit callback."""
+
+    def __init__(self, console: Console, total: int):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total}"),
+                                 TimeElapsedColumn(), console=console, transient=True)
+        self.task = self.progress.add_task("starting", total=total)
+        self.console = console
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.progress.__exit__(*exc_info)
+
+    def __call__(self, event: str, **info) -> None:
+        if event == "start":
+            self.progress.update(self.task, description="pair %d: starting %s (%s)"
+                                 % (info["pair"] + 1, info["side"], info["python"]))
+        elif event == "bench":
+            done = info["pair"] * info["total"] + info["index"]
+            self.progress.update(self.task, completed=done, description="pair %d/%d: %s %s" % (
+                info["pair"] + 1, info["pairs"], info["name"], format_params(info["params"])))
+        elif event in ("error", "bench_failed"):
+            self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up eb_torchperf on a fresh Debian 12 machine (idempotent; run from anywhere).
+#  - Debian's python3-torch (a real source build of PyTorch 1.13 against system BLAS):
+#    the build the README's main job audits.  Its libblas.so.3 alternative is set to
+#    the reference BLAS (what python3-torch gets when nothing else provides it); the
+#    OpenBLAS provider is installed beside it for run-time remedy trials.
+#  - .venv: eb_torchperf with its test and EasyBuild extras, plus the upstream
+#    torch==2.13.0 CPU wheel (used by the tests as a second, real torch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian packages (python3-torch, BLAS providers)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends python3-torch libblas3 liblapack3 \
+        libopenblas0-pthread >/dev/null
+    arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+    update-alternatives --quiet --set "libblas.so.3-$arch" "/usr/lib/$arch/blas/libblas.so.3"
+    update-alternatives --quiet --set "liblapack.so.3-$arch" "/usr/lib/$arch/lapack/liblapack.so.3"
+else
+    echo "setup: not root or no apt-get: skipping Debian packages (tests that need them skip)" >&2
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+echo "setup: installing eb_torchperf into .venv" >&2
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,easybuild]' 'torch==2.13.0'
+echo "setup: done" >&2
