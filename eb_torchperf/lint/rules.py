@@ -37,8 +37,9 @@ def rule_install_kind(facts: EasyconfigFacts, options: LintOptions) -> List[Find
                         "architectures are the wheel's; build-time rules do not apply"
                         % facts.torch_wheel, {"wheel": facts.torch_wheel,
                                               "easyblock": facts.easyblock},
-                        "Nothing to change for CPU performance; check the wheel's CUDA variant "
-                        "matches the CUDA dependency.", WHEEL_SOURCE, facts.line("exts_list"))]
+                        "Nothing to change for CPU BLAS: the upstream wheels bring MKL (x86_64) "
+                        "or the Arm Compute Library (aarch64) themselves.", WHEEL_SOURCE,
+                        facts.line("exts_list") or facts.line("sources"))]
     pytorch = facts.dependency("PyTorch")
     title = ("Uses PyTorch %s but does not build it" % pytorch.spec() if pytorch else
              "Neither builds, installs nor directly depends on PyTorch")

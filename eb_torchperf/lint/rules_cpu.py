@@ -98,7 +98,7 @@ def rule_blas_not_mkl(facts: EasyconfigFacts, options: LintOptions) -> List[Find
         evidence.update({"flexiblas_version": facts.flexiblas.version or "unknown",
                          "flexiblas_default_backend": backend,
                          "flexiblas_easyconfig": facts.flexiblas.easyconfig or "not found"})
-    imkl = facts.toolchain.imkl_hint or "<version>"
+    imkl = facts.toolchain.imkl_hint or "VERSION"
     title = "CPU BLAS will be %s%s, not MKL: expect %s" % (
         library, " (default backend %s)" % backend if backend else "", MEASURED_CPU_THROUGHPUT)
     advice = ("Add imkl as a direct dependency for x86_64, e.g. `if ARCH == 'x86_64': "
@@ -148,7 +148,7 @@ def rule_aarch64_no_acl(facts: EasyconfigFacts, options: LintOptions) -> List[Fi
                     "aarch64 build without ArmComputeLibrary: oneDNN runs without its Arm "
                     "Compute Library backend, unlike the upstream aarch64 wheels", evidence,
                     "Add ArmComputeLibrary for aarch64, e.g. `if ARCH == 'aarch64': "
-                    "dependencies.append(('ArmComputeLibrary', '<version>'))` (versions in "
+                    "dependencies.append(('ArmComputeLibrary', 'VERSION'))` (versions in "
                     "a/ArmComputeLibrary of the easyconfigs repository); the PyTorch easyblock "
                     "then sets USE_MKLDNN_ACL=ON.", ACL_SOURCE, facts.line("dependencies"))]
 
