@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 from easybuild.framework.easyconfig.easyconfig import EasyConfig, robot_find_easyconfig
 from easybuild.tools.build_log import EasyBuildError
+from easybuild.tools import systemtools
 from easybuild.tools.module_naming_scheme.utilities import det_full_ec_version
 from easybuild.tools.toolchain.toolchain import is_system_toolchain
 
@@ -24,6 +25,14 @@ TOOLCHAIN_COMPONENT_CONSTANTS = (
     "COMPILER_MODULE_NAME", "MPI_MODULE_NAME", "BLAS_MODULE_NAME", "LAPACK_MODULE_NAME",
     "SCALAPACK_MODULE_NAME", "BLACS_MODULE_NAME", "FFT_MODULE_NAME",
 )
+#: ARCH constant value -> (systemtools architecture, CPU family or None for any), the keys
+#: of the compilers' COMPILER_OPTIMAL_ARCHITECTURE_OPTION.
+SYSTEMTOOLS_ARCH = {
+    "x86_64": (systemtools.X86_64, None),
+    "aarch64": (systemtools.AARCH64, None),
+    "ppc64le": (systemtools.POWER, systemtools.POWER_LE),
+    "riscv64": (systemtools.RISCV64, None),
+}
 #: Toolchain whose imkl version is offered as a starting point (same generation).
 INTEL_TOOLCHAIN = "intel"
 
@@ -77,7 +86,9 @@ def _class_components(toolchain) -> Tuple[str, ...]:
 def _native_flag(toolchain, arch: str) -> Optional[str]:
     """The flag the toolchain's compiler uses for optarch by default on `arch`."""
     options = getattr(toolchain, "COMPILER_OPTIMAL_ARCHITECTURE_OPTION", None) or {}
-    flags = sorted({flag for (flag_arch, _family), flag in options.items() if flag_arch == arch})
+    eb_arch, family = SYSTEMTOOLS_ARCH.get(arch, (arch, None))
+    flags = sorted({flag for (flag_arch, flag_family), flag in options.items()
+                    if flag_arch == eb_arch and family in (None, flag_family)})
     return " / ".join(flags) if flags else None
 
 
