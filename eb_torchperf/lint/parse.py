@@ -20,7 +20,6 @@ from typing import Dict, List, Optional, Tuple
 from easybuild.framework.easyconfig.easyconfig import EasyConfig, get_easyblock_class
 from easybuild.tools.build_log import EasyBuildError
 from easybuild.tools.config import build_option
-from easybuild.tools.utilities import flatten
 
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.lint import ebsetup
@@ -134,9 +133,11 @@ def _dependency_dicts(ec: EasyConfig) -> List[dict]:
     # Inside a parse_hook: EasyBuild parses the dependency tuples right after the hook.
     deps = []
     for key, build_only in (("builddependencies", True), ("dependencies", False)):
-        for dep in flatten(ec.get_ref(key) or []):
-            deps.append(dep if isinstance(dep, dict)
-                        else ec._parse_dependency(dep, build_only=build_only))  # noqa: SLF001
+        for item in ec.get_ref(key) or []:
+            # builddependencies may be a list of lists to iterate over; take them all.
+            for dep in item if isinstance(item, list) else [item]:
+                deps.append(dep if isinstance(dep, dict)
+                            else ec._parse_dependency(dep, build_only=build_only))  # noqa: SLF001
     return deps
 
 

@@ -5,6 +5,7 @@ easybuild-framework and -easyblocks (`easybuild_ready`, skipped otherwise); test
 real collection also need easybuild-easyconfigs (`collection_root`, skipped otherwise).
 """
 
+import importlib
 import os
 
 import pytest
@@ -22,9 +23,13 @@ def x86() -> LintOptions:
 @pytest.fixture(scope="session")
 def easybuild_ready(tmp_path_factory):
     """EasyBuild configured once for this process, isolated from the user's configuration."""
-    pytest.importorskip("easybuild.framework", reason="easybuild-framework is not installed")
-    pytest.importorskip("easybuild.easyblocks",
-                        reason="easybuild-easyblocks is not installed (EB_PyTorch is needed)")
+    for module, reason in (("easybuild.framework", "easybuild-framework is not installed"),
+                           ("easybuild.easyblocks", "easybuild-easyblocks is not installed "
+                                                    "(the EB_PyTorch easyblock is needed)")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pytest.skip(reason)
     patch = pytest.MonkeyPatch()
     for key in [key for key in os.environ if key.startswith("EASYBUILD_")]:
         patch.delenv(key)
