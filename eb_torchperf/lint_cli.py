@@ -8,6 +8,7 @@ be linted (each such file is also named on stderr, one line each).  Usage errors
 
 import argparse
 import os
+import shutil
 import sys
 
 from eb_torchperf.errors import ConfigError
@@ -82,5 +83,6 @@ def run(args: argparse.Namespace) -> int:
         if result.problem:
             print("eb-torchperf lint: %s: %s" % (result.path, result.problem), file=sys.stderr)
     color = args.format == "text" and sys.stdout.isatty()
-    sys.stdout.write(render(results, args.format, color=color))
+    width = shutil.get_terminal_size((120, 24)).columns if color else 120
+    sys.stdout.write(render(results, args.format, color=color, width=width))
     return exit_status_for(results, args.fail_on)

@@ -119,8 +119,10 @@ def lint_easyconfig_object(ec, options: Optional[LintOptions] = None, **opts) ->
     """Lint an EasyConfig instance made by EasyBuild (for EasyBuild hooks).
 
     Works on a fully parsed easyconfig and inside a `parse_hook` (dependencies are
-    parsed here then).  Dependency easyconfigs are not looked up unless
-    `check_dependencies=True` is passed: inside `eb`, `--robot` does that.
+    parsed here then; templates that need later values stay unresolved in evidence).
+    Uses EasyBuild's configuration as it is (inside `eb` it exists; elsewhere call
+    `ebsetup.ensure_configured()` first).  Dependency easyconfigs are not looked up
+    unless `check_dependencies=True` is passed: inside `eb`, `--robot` does that.
 
     Args:
         ec: easybuild.framework.easyconfig.easyconfig.EasyConfig.
@@ -139,7 +141,7 @@ def lint_easyconfig_object(ec, options: Optional[LintOptions] = None, **opts) ->
     ebsetup, parse, resolve = _import_easybuild()
     try:
         facts = parse.facts_from_easyconfig(ec, options.arch, options.check_dependencies)
-    except ebsetup.EasyBuildError as err:
+    except ebsetup.EasyBuildError as err:  # re-exported there from easybuild.tools.build_log
         raise parse.EasyconfigError(ec.path or ec.name, ebsetup.one_line(err.msg)) from None
     return list(lint_facts(facts, options))
 
