@@ -18,6 +18,8 @@ COMMANDS = {
               "measure a PyTorch interpreter against a reference (the main job)"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "lint": ("eb_torchperf.lint_cli",
+             "check PyTorch easyconfigs for known performance traps before building"),
 }
 
 EPILOG = """\
@@ -28,6 +30,7 @@ examples:
   eb-torchperf audit --python $EBROOTPYTORCH/../../Python/3.12.3-GCCcore-13.3.0/bin/python \\
       --reference ~/venvs/torch-wheel/bin/python --suite full
   eb-torchperf probe --python python3
+  eb-torchperf lint easybuild/easyconfigs/p/PyTorch/PyTorch-2.9.1-foss-2025a.eb
 """
 
 

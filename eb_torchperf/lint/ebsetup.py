@@ -27,6 +27,7 @@ from easybuild.tools.config import build_option, update_build_option
 from easybuild.tools.options import set_up_configuration
 
 from eb_torchperf.errors import ConfigError
+from eb_torchperf.lint import collection
 
 #: EasyBuild prints warnings as "\nWARNING: <msg>\n\n" on stderr (build_log.print_warning).
 _WARNING_PREFIX = "WARNING:"
@@ -83,10 +84,15 @@ def ensure_configured(robot_paths: Sequence[str] = ()) -> Tuple[str, ...]:
             raise ConfigError("robot path %r is not a directory" % path)
     if not is_configured():
         _set_up()
-    current = list(build_option("robot_path") or [])
+    current = [p for p in build_option("robot_path") or [] if os.path.isdir(p)]
     extra = [os.path.abspath(p) for p in robot_paths if os.path.abspath(p) not in current]
-    if extra:
-        update_build_option("robot_path", extra + current)
+    # EasyBuild derives its default robot path from sys.path, which misses the
+    # collection when easybuild-easyconfigs is installed in a venv (it lands in
+    # <venv>/easybuild/easyconfigs): fall back to the installed collection.
+    installed = collection.find_collection()
+    fallback = [installed] if installed and installed not in current + extra else []
+    if extra or fallback or len(current) != len(build_option("robot_path") or []):
+        update_build_option("robot_path", extra + current + fallback)
     return tuple(build_option("robot_path") or ())
 
 
