@@ -8,6 +8,7 @@ PYTHONPATH / EBPYTHONPREFIXES, which EasyBuild modules use to put torch on the p
 Every read has a deadline; a worker that hangs is killed with its process group.
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -67,11 +68,11 @@ class ProbeBundle:
         source = pathlib.Path(__file__).with_name("probe")
         shutil.copytree(source, os.path.join(self.path, PROBE_PACKAGE),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        try:
-            import threadpoolctl
-            shutil.copy(threadpoolctl.__file__, self.path)
-        except ImportError:
-            pass  # the probe then reports threadpools as unavailable
+        # Located, not imported: importing threadpoolctl sets KMP_DUPLICATE_LIB_OK in
+        # this process, which the allow-listed environment would pass to the workers.
+        spec = importlib.util.find_spec("threadpoolctl")
+        if spec is not None and spec.origin:
+            shutil.copy(spec.origin, self.path)
         return self
 
     def __exit__(self, *exc_info):
