@@ -18,6 +18,8 @@ COMMANDS = {
               "measure a PyTorch interpreter against a reference (the main job)"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "report": ("eb_torchperf.report_cli", "re-render the reports of a stored results JSON"),
+    "compare": ("eb_torchperf.compare_cli", "compare two stored runs (before/after, two nodes)"),
 }
 
 EPILOG = """\
@@ -28,6 +30,8 @@ examples:
   eb-torchperf audit --python $EBROOTPYTORCH/../../Python/3.12.3-GCCcore-13.3.0/bin/python \\
       --reference ~/venvs/torch-wheel/bin/python --suite full
   eb-torchperf probe --python python3
+  eb-torchperf report reports/torchperf-20261130-174900.json --format html,md
+  eb-torchperf compare before.json after.json
 """
 
 
