@@ -38,7 +38,8 @@ def combine_runs(reference_run: AuditResult, target_run: AuditResult) -> AuditRe
     return dataclasses.replace(
         target_run, reference=reference_run.target,
         results=tuple(target_run.results_for("target")) + as_reference,
-        skipped=_relabel(target_run.skipped, "target") + _relabel(reference_run.skipped, "reference"),
+        skipped=(_relabel(target_run.skipped, "target")
+                 + _relabel(reference_run.skipped, "reference")),
         errors=_relabel(target_run.errors, "target") + _relabel(reference_run.errors, "reference"),
         complete=reference_run.complete and target_run.complete, findings=(),
         host=hosts[1] if hosts[0] == hosts[1] else "%s → %s" % hosts,

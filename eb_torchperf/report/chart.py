@@ -57,7 +57,9 @@ def _bar_view(index: int, bar: Bar, axis_max: float) -> dict:
     top = TOP + index * ROW_HEIGHT
     middle = top + BAR_HEIGHT / 2
     end = _x(bar.value, axis_max)
-    short = bar.label if len(bar.label) <= MAX_LABEL_CHARS else bar.label[:MAX_LABEL_CHARS - 1] + "…"
+    short = bar.label
+    if len(short) > MAX_LABEL_CHARS:
+        short = short[:MAX_LABEL_CHARS - 1] + "…"
     view = {"label": short, "full_label": bar.label, "text": "%.1f %%" % (100 * bar.value),
             "x": _fmt(LABEL_WIDTH), "y": _fmt(top), "width": _fmt(end - LABEL_WIDTH),
             "height": _fmt(BAR_HEIGHT), "label_x": _fmt(LABEL_WIDTH - 6),

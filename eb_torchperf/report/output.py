@@ -47,7 +47,9 @@ def md_bold(value) -> MdText:
 def md_link(value) -> MdText:
     """An autolink for URLs, escaped text otherwise."""
     text = str(value)
-    return MdText("<%s>" % text) if text.startswith(("http://", "https://")) else MdText(md_escape(text))
+    if text.startswith(("http://", "https://")):
+        return MdText("<%s>" % text)
+    return MdText(md_escape(text))
 
 
 def _environment(markdown: bool) -> jinja2.Environment:
@@ -98,7 +100,8 @@ def default_stem(result: AuditResult) -> str:
 def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS,
                   stem: Optional[str] = None,
                   comparisons: Optional[Sequence[Comparison]] = None,
-                  title: Optional[str] = None, notes: Sequence[str] = ()) -> Dict[str, pathlib.Path]:
+                  title: Optional[str] = None,
+                  notes: Sequence[str] = ()) -> Dict[str, pathlib.Path]:
     """Write the report of `result` in each format into `out_dir`.
 
     Args:

@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence
 from ..compare import Comparison, compare, geomean_relative_ops
 from ..configdiff import config_rows
 from ..findings import SEVERITIES, Finding, sort_findings, worst
-from ..measurements import AuditResult, ProbeResult
+from ..measurements import AuditResult, ProbeResult, params_key
 from ..peak import clock_mhz, peak_fractions
 from ..rules.evidence import cores_text
 from .chart import Bar, chart
@@ -55,7 +55,8 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
 
 def _finding_view(finding: Finding) -> dict:
     return {"rule_id": finding.rule_id, "severity": finding.severity, "title": finding.title,
-            "evidence": [{"name": str(k), "value": _display(v)} for k, v in finding.evidence.items()],
+            "evidence": [{"name": str(k), "value": _display(v)}
+                         for k, v in finding.evidence.items()],
             "advice": finding.advice, "source": finding.source, "subject": finding.subject}
 
 
@@ -82,7 +83,9 @@ def _chart(comparisons: Sequence[Comparison], fractions: dict) -> Optional[dict]
             for c in comparisons if c.relative_ops is not None]
     if bars:
         return chart(bars, "Relative OPS (reference = 100 %) with 95 % interval", "reference")
-    bars = [Bar("%s %s" % (bench, params), value[0]) for (bench, params), value in fractions.items()]
+    bars = [Bar("%s %s" % (c.bench, format_params(c.params)),
+                fractions[(c.bench, params_key(c.params))][0])
+            for c in comparisons if (c.bench, params_key(c.params)) in fractions]
     return chart(bars, "Rate as a fraction of nominal peak (GFLOP/s) or of measured "
                        "bandwidth (GB/s)", "peak")
 
@@ -140,6 +143,18 @@ def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult]
     return rows
 
 
+def peak_note(fractions: dict) -> str:
+    """One sentence saying what "% of peak" is measured against ("" without peaks)."""
+    flops = sorted({p.basis for _, p in fractions.values() if p.unit == "GFLOP/s"})
+    parts = []
+    if flops:
+        parts.append("GFLOP/s against the nominal fp32 peak (%s; with a base clock, turbo can "
+                     "exceed 100 %%)" % "; ".join(flops))
+    if any(p.unit == "GB/s" for _, p in fractions.values()):
+        parts.append("GB/s against the bandwidth add_bandwidth measured")
+    return ("% of peak: " + ", ".join(parts) + ".") if parts else ""
+
+
 def _meta(result: AuditResult) -> List[dict]:
     items = [("target", _torch_line(result.target)),
              ("reference", _torch_line(result.reference) if result.reference else "none"),
@@ -164,7 +179,8 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
     comparisons = list(compare(result) if comparisons is None else comparisons)
     fractions = peak_fractions(comparisons, result.target)
     frame = comparison_frame(comparisons, fractions)
-    with_reference = any(c.reference is not None for c in comparisons) or result.reference is not None
+    with_reference = (result.reference is not None
+                      or any(c.reference is not None for c in comparisons))
     rows = config_rows(result.target, result.reference) if result.target is not None else []
     geo = geomean_relative_ops(comparisons)
     return {
@@ -173,7 +189,7 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         "findings": findings_groups(result.findings), "with_reference": with_reference,
         "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
         "chart": _chart(comparisons, fractions),
-        "peak_basis": sorted({p.basis for _, p in fractions.values()}),
+        "peak_note": peak_note(fractions),
         "config": [r._asdict() for r in rows],
         "runtime": runtime_rows(result.target, result.reference),
         "raw": raw_rows(result),

@@ -65,14 +65,15 @@ def onednn_off(target: ProbeResult, reference: Optional[ProbeResult],
 
 
 def _capability_case(target, reference, current, cpu_max):
-    """(severity, why, evidence) for a capability below the CPU's, or None."""
+    """(severity, why, evidence) for a capability below the CPU's."""
     forced = env_of(target).get("ATEN_CPU_CAPABILITY")
     same = same_version_upstream(target, reference)
     evidence = {"CPU capability in use": current, "CPU supports": cpu_max,
                 "ATEN_CPU_CAPABILITY": forced or "not set"}
     if same is not None:
         evidence["upstream of the same version"] = "%s selects %s" % (same.label, same.capability)
-    if forced and capability_rank(forced) is not None and capability_rank(forced) < capability_rank(cpu_max):
+    forced_rank = capability_rank(forced)
+    if forced and forced_rank is not None and forced_rank < capability_rank(cpu_max):
         return "warning", "forced by ATEN_CPU_CAPABILITY=%s" % forced, evidence
     if same is not None and (capability_rank(same.capability) or 0) > capability_rank(current):
         return "warning", "below the upstream build of the same version", evidence
@@ -191,9 +192,11 @@ def no_openmp(target: ProbeResult, reference: Optional[ProbeResult],
     else:
         return []
     evidence = {"USE_OPENMP": target.build.settings.get("USE_OPENMP"),
-                "ATen parallel backend": backend, "allowed cores": target.fact("cpu", "allowed_cores")}
+                "ATen parallel backend": backend,
+                "allowed cores": target.fact("cpu", "allowed_cores")}
     if speedup is not None:
-        evidence["GEMM speed-up, 1 thread → all cores"] = "%.2fx (%s per core)" % (speedup, pct(eff))
+        evidence["GEMM speed-up, 1 thread → all cores"] = "%.2fx (%s per core)" % (
+            speedup, pct(eff))
     return [Finding("no-openmp-scaling", severity,
                     "Intra-op parallelism does not speed PyTorch up", evidence,
                     "Build with OpenMP (USE_OPENMP=1, the easyblock's default; do not pass "

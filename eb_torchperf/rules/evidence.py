@@ -150,8 +150,10 @@ def upstream(target: ProbeResult, reference: Optional[ProbeResult]) -> Optional[
 
 def same_minor_version(target: ProbeResult, reference: Optional[ProbeResult]) -> bool:
     """True when the reference runs the target's torch major.minor version."""
-    return reference is not None and minor_version(target.fact("torch", "version")) == \
-        minor_version(reference.fact("torch", "version")) is not None
+    if reference is None:
+        return False
+    mine = minor_version(target.fact("torch", "version"))
+    return mine is not None and mine == minor_version(reference.fact("torch", "version"))
 
 
 def same_version_upstream(target: ProbeResult,

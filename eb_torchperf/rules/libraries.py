@@ -21,7 +21,7 @@ BLAS_KINDS = (
     (re.compile(r"flexiblas", re.I), "FlexiBLAS"),
     (re.compile(r"mkl", re.I), "MKL"),
     (re.compile(r"openblas", re.I), "OpenBLAS"),
-    (re.compile(r"aocl|amd-blis|libblis-mt", re.I), "AOCL-BLIS"),
+    (re.compile(r"aocl|amd-blis|libblis-mt", re.I), "AOCL-BLAS"),
     (re.compile(r"blis", re.I), "BLIS"),
     (re.compile(r"armpl", re.I), "Arm Performance Libraries"),
     (re.compile(r"nvpl", re.I), "NVPL"),

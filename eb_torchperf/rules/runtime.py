@@ -63,14 +63,19 @@ def multiple_openmp(target: ProbeResult, reference: Optional[ProbeResult],
 
 
 def _binding(target: ProbeResult) -> dict:
+    """Binding variables in effect; OMP_PROC_BIND=false turns OMP_PLACES off too."""
     env = env_of(target)
-    return {k: env[k] for k in BINDING_VARS if env.get(k, "").lower() not in _NO_BINDING}
+    found = {k: env[k] for k in BINDING_VARS if env.get(k, "").lower() not in _NO_BINDING}
+    if env.get("OMP_PROC_BIND", "").lower() == "false":
+        found.pop("OMP_PLACES", None)
+    return found
 
 
 def _pinned(target: ProbeResult) -> bool:
     """True when binding variables are set and the process sees a single core."""
     affinity = target.fact("cpu", "affinity") or []
-    return bool(_binding(target)) and len(affinity) == 1 and (target.fact("cpu", "logical_cores") or 1) > 1
+    cores = target.fact("cpu", "logical_cores") or 1
+    return bool(_binding(target)) and len(affinity) == 1 and cores > 1
 
 
 def threads_vs_cores(target: ProbeResult, reference: Optional[ProbeResult],
