@@ -8,10 +8,10 @@ and only differences beyond UNPAIRED_FLOOR are called significant.
 
 import dataclasses
 import math
-from typing import Dict, List
+from typing import List
 
-from .compare import NOISY_REL_IQR, Comparison, rate_of
-from .measurements import AuditResult, BenchResult
+from .compare import NOISY_REL_IQR, Comparison, _group, rate_of
+from .measurements import AuditResult
 
 #: Smallest difference called significant between two separate runs: sequential
 #: (non-interleaved) A/A runs of one build differed by 4-19 % on the 2-core dev
@@ -46,13 +46,6 @@ def combine_runs(reference_run: AuditResult, target_run: AuditResult) -> AuditRe
         wall_s=reference_run.wall_s + target_run.wall_s)
 
 
-def _by_key(result: AuditResult) -> Dict[tuple, Dict[str, List[BenchResult]]]:
-    groups: Dict[tuple, Dict[str, List[BenchResult]]] = {}
-    for r in result.results:
-        groups.setdefault(r.key, {"target": [], "reference": []})[r.side].append(r)
-    return groups
-
-
 def unpaired_comparisons(result: AuditResult, floor: float = UNPAIRED_FLOOR) -> List[Comparison]:
     """Per benchmark key: rates of both sides and the ratio of their medians.
 
@@ -61,7 +54,7 @@ def unpaired_comparisons(result: AuditResult, floor: float = UNPAIRED_FLOOR) -> 
         `significant` when the ratio differs from 1 by more than `floor`.
     """
     out = []
-    for sides in _by_key(result).values():
+    for sides in _group(result.results).values():
         target, reference = sides["target"], sides["reference"]
         first = (target or reference)[0]
         t_rate = rate_of(target) if target else None

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..compare import Comparison
 from ..measurements import AuditResult, params_key
+from ..terminal import format_params, format_rate, format_ratio
 
 #: (upper limit in seconds, scale, unit) for time display, smallest first.
 TIME_UNITS = ((1e-6, 1e9, "ns"), (1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (float("inf"), 1.0, "s"))
@@ -27,17 +28,8 @@ def format_time(seconds: float, scale: float, unit: str) -> str:
 
 
 def pct(value: Optional[float]) -> str:
-    """0.281 -> "28.1 %"; "" for None or NaN."""
-    return "" if value is None or pd.isna(value) else "%.1f %%" % (100 * value)
-
-
-def format_params(params: dict) -> str:
-    """{"n": 512, "threads": 1} -> "n=512 threads=1"."""
-    return " ".join("%s=%s" % item for item in params.items())
-
-
-def _rate(rate) -> str:
-    return "" if rate is None else "%.3g %s" % (rate.value, rate.unit)
+    """0.281 -> "28.1 %"; "" for None or NaN (pandas' missing value)."""
+    return "" if value is None or pd.isna(value) else format_ratio(value)
 
 
 def comparison_frame(comparisons: Sequence[Comparison],
@@ -53,7 +45,7 @@ def comparison_frame(comparisons: Sequence[Comparison],
         fraction = fractions.get((c.bench, params_key(c.params)), (None, None))[0]
         records.append({
             "benchmark": c.bench, "params": format_params(c.params),
-            "target": _rate(c.target), "reference": _rate(c.reference),
+            "target": format_rate(c.target), "reference": format_rate(c.reference),
             "relative_ops": c.relative_ops, "ci_low": c.ci_low, "ci_high": c.ci_high,
             "peak_fraction": fraction, "rounds": c.rounds,
             "significant": c.significant, "noisy": c.noisy})

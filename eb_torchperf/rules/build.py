@@ -13,7 +13,7 @@ from ..configdiff import cpu_capability
 from ..findings import Finding
 from ..measurements import ProbeResult
 from .bounds import Bound, below, check_bound, grade_low
-from .evidence import (ONEDNN_BENCHES, VECTORISED_BENCHES, capability_rank, cpu_max_capability,
+from .evidence import (ONEDNN_BENCHES, SOURCE_931, VECTORISED_BENCHES, capability_rank, cpu_max_capability,
                        env_of, family_ratio, machine, pct, ratio_evidence,
                        same_minor_version, same_version_upstream, upstream, with_ratio)
 
@@ -22,7 +22,6 @@ SOURCE_CAPABILITY = ("https://pytorch.org/docs/stable/backends.html"
                      "#torch.backends.cpu.get_cpu_capability")
 SOURCE_TOOLCHAINOPTS = "https://docs.easybuild.io/version-specific/toolchain-opts/"
 SOURCE_OPTARCH = "https://docs.easybuild.io/controlling-compiler-optimization-flags/"
-SOURCE_931 = "https://github.com/easybuilders/easybuild/issues/931"
 
 #: Relative OPS of oneDNN / vectorised benchmarks under which the cause is an error:
 #: half the reference is far outside the 5 % A/A floor (compare.AA_FLOOR).

@@ -10,9 +10,11 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 from .. import stats
 from ..compare import Comparison
 from ..configdiff import cpu_capability
-from ..measurements import ProbeResult
-from ..peak import effective_cores
+from ..measurements import ProbeResult, params_key
+from ..peak import effective_cores, peak_fractions
+from ..terminal import format_params, format_ratio
 from ..wheelconfigs import minor_version, wheel_config_for
+from .bounds import Bound, check_bound, grade_low, lower_limits
 
 #: Benchmarks whose time is mostly BLAS GEMM (TorchBench BERT/Linear in the #931 thread).
 GEMM_BENCHES = ("matmul_fp32", "linear", "bert_layer_infer", "bert_layer_train")
@@ -22,16 +24,21 @@ VECTORISED_BENCHES = ("layernorm", "softmax", "gelu")
 ONEDNN_BENCHES = ("conv3x3", "matmul_bf16")
 #: ATen CPU capabilities in increasing order (`torch.backends.cpu.get_cpu_capability()`).
 CAPABILITY_ORDER = ("DEFAULT", "NO AVX", "AVX", "AVX2", "AVX512")
+SOURCE_931 = "https://github.com/easybuilders/easybuild/issues/931"
+#: GEMM rate as a fraction of the nominal fp32 peak (eb_torchperf.peak), used where no
+#: MKL reference was measured.  Optimised BLAS reach most of peak on large SGEMM (Goto
+#: & van de Geijn, ACM TOMS 34(3), 2008); the reference BLAS reaches a few %; turbo and
+#: the 512-size GEMM of the quick suite blur the top, hence low limits.
+PEAK_ERROR = check_bound(Bound(1.0, -0.85, None, "fraction of nominal peak"))
+PEAK_WARNING = check_bound(Bound(1.0, -0.60, None, "fraction of nominal peak"))
 
-
-def pct(value: Optional[float]) -> str:
-    """0.281 -> "28.1 %"; "—" for None."""
-    return "—" if value is None else "%.1f %%" % (100 * value)
+#: 0.281 -> "28.1 %" (the terminal's format, so every output reads the same).
+pct = format_ratio
 
 
 def bench_label(comparison: Comparison) -> str:
     """"matmul_fp32 n=512": benchmark name and parameters."""
-    params = " ".join("%s=%s" % item for item in comparison.params.items())
+    params = format_params(comparison.params)
     return comparison.bench + (" " + params if params else "")
 
 
@@ -179,3 +186,24 @@ def cores_text(probe: ProbeResult) -> str:
     return "%s (affinity %s, %s)" % (effective_cores(probe), span or "unknown",
                                      "cgroup quota %.2g CPUs" % quota if quota
                                      else "no cgroup quota")
+
+
+def grade_gemm_peak(target: ProbeResult, comparisons: Sequence[Comparison]):
+    """Grade the best GEMM rate against the nominal peak (PEAK_ERROR / PEAK_WARNING).
+
+    Returns:
+        (severity, evidence, fraction) for the GEMM benchmark closest to its peak,
+        None when no GEMM with a known peak was measured.
+    """
+    fractions = peak_fractions(comparisons, target)
+    known = [(fractions[(c.bench, params_key(c.params))], c) for c in comparisons
+             if c.bench in GEMM_BENCHES + ("thread_scaling",)
+             and (c.bench, params_key(c.params)) in fractions]
+    if not known:
+        return None
+    (best, peak), comparison = max(known, key=lambda item: item[0][0])
+    evidence = {"best GEMM rate": "%s: %.3g GFLOP/s" % (bench_label(comparison),
+                                                        comparison.target.value),
+                "fraction of nominal peak": pct(best), "nominal peak": peak.basis,
+                "bounds": lower_limits(PEAK_ERROR, PEAK_WARNING)}
+    return grade_low(best, PEAK_ERROR, PEAK_WARNING), evidence, best

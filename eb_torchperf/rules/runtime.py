@@ -9,10 +9,10 @@ from typing import List, Optional, Sequence
 
 from ..compare import Comparison, thread_scaling
 from ..findings import Finding
-from ..measurements import ProbeResult, params_key
-from ..peak import effective_cores, peak_fractions
-from .bounds import Bound, above, check_bound, describe, grade_low, lower_limits, within
-from .evidence import GEMM_BENCHES, bench_label, cores_text, env_of, is_x86_64, pct
+from ..measurements import ProbeResult
+from ..peak import effective_cores
+from .bounds import Bound, above, check_bound, describe, within
+from .evidence import SOURCE_931, cores_text, env_of, grade_gemm_peak, is_x86_64, pct
 from .libraries import openmp_runtimes
 
 SOURCE_MULTI_OPENMP = "https://github.com/joblib/threadpoolctl/blob/master/multiple_openmp.md"
@@ -20,7 +20,6 @@ SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
 SOURCE_GOMP = "https://gcc.gnu.org/onlinedocs/libgomp/OMP_005fPROC_005fBIND.html"
 SOURCE_DENORMAL = "https://pytorch.org/docs/stable/generated/torch.set_flush_denormal.html"
 SOURCE_CPUFREQ = "https://www.kernel.org/doc/html/latest/admin-guide/pm/cpufreq.html"
-SOURCE_931 = "https://github.com/easybuilders/easybuild/issues/931"
 
 #: Intra-op threads per usable core: under 0.6 leaves cores idle (1 thread on 2 cores),
 #: over 1.0 oversubscribes.  The tuning guide (SOURCE_TUNING) sets one thread per
@@ -33,9 +32,7 @@ BINDING_VARS = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINIT
 _NO_BINDING = ("", "false", "disabled", "none")
 #: Denormal inputs slower than twice normal ones (same op, same size) are reported.
 DENORMAL_SLOWDOWN = check_bound(Bound(1.0, None, 1.0, "x time of normal inputs"))
-#: GEMM fraction of nominal peak for an MKL build without a reference (see rules.blas).
-PEAK_ERROR = check_bound(Bound(1.0, -0.85, None, "fraction of nominal peak"))
-PEAK_WARNING = check_bound(Bound(1.0, -0.60, None, "fraction of nominal peak"))
+
 
 
 def multiple_openmp(target: ProbeResult, reference: Optional[ProbeResult],
@@ -188,33 +185,22 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
                     comparisons: Sequence[Comparison]) -> List[Finding]:
     """Without a reference: an MKL build's best GEMM far below the nominal peak.
 
-    Non-MKL builds are graded by rules.blas.blas_not_mkl instead.  Bounds PEAK_ERROR /
-    PEAK_WARNING; peak model in eb_torchperf.peak.  Source: SOURCE_931 (which models
+    Non-MKL builds are graded by rules.blas.blas_not_mkl instead.  Bounds
+    evidence.PEAK_ERROR / PEAK_WARNING; peak model in eb_torchperf.peak.  Source: SOURCE_931 (which models
     suffered), peak.FLOP_PER_CYCLE_FP32 (the peak).
     """
     if any(c.relative_ops is not None for c in comparisons) or target.build.blas_info != "mkl" \
             or not is_x86_64(target):
         return []
-    fractions = peak_fractions(comparisons, target)
-    known = [(fractions[(c.bench, params_key(c.params))], c) for c in comparisons
-             if c.bench in GEMM_BENCHES + ("thread_scaling",)
-             and (c.bench, params_key(c.params)) in fractions]
-    if not known:
+    graded = grade_gemm_peak(target, comparisons)
+    if graded is None or graded[0] == "info":
         return []
-    (best, peak), comparison = max(known, key=lambda item: item[0][0])
-    severity = grade_low(best, PEAK_ERROR, PEAK_WARNING)
-    if severity == "info":
-        return []
+    severity, evidence, best = graded
     return [Finding("gemm-below-peak", severity,
-                    "GEMM reaches only %s of this machine's nominal peak" % pct(best),
-                    {"best GEMM": "%s: %.3g GFLOP/s" % (bench_label(comparison),
-                                                        comparison.target.value),
-                     "nominal peak": peak.basis,
-                     "bounds": lower_limits(PEAK_ERROR, PEAK_WARNING)},
+                    "GEMM reaches only %s of this machine's nominal peak" % pct(best), evidence,
                     "Audit against the upstream wheel (--reference wheel) to tell a slow build "
                     "from a busy or throttled node; check the threads and governor findings.",
                     SOURCE_931, "target")]
-
 
 RULES = [multiple_openmp, threads_vs_cores, main_thread_pinned, denormal_slowdown,
          governor_powersave, gemm_below_peak]
