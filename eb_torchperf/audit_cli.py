@@ -13,17 +13,27 @@ written as JSON (schema-versioned) even when the run is cut short.
   wheel==X.Y.Z      that version of the upstream wheel
   FILE.whl          that wheel file
   none              no reference: absolute rates only
+
+The results JSON (with findings) is written first, then the reports (--format, HTML
+and Markdown by default) with the same name next to it.  Exit status: 0 when no
+finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or an
+audit cut short (results and reports so far are still written).
 """
 
 import datetime
 import os
+import pathlib
 import sys
 
 from . import compare as compare_mod
 from .audit import SUITE_OPTIONS, AuditRun
 from .configdiff import config_rows
+from .diagnose import with_findings
 from .errors import ConfigError
+from .findings import exit_status
 from .reference import resolve_interpreter, resolve_reference
+from .report import parse_formats, write_reports
+from .report_cli import add_common_arguments, print_outcome
 from .terminal import AuditProgress, config_table, make_console, ops_table
 
 DEFAULT_OUT_DIR = "reports"
@@ -50,6 +60,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cache-dir", help="where reference venvs are kept "
                                             "(default: $EB_TORCHPERF_CACHE or ~/.cache/eb_torchperf)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_common_arguments(parser)
 
 
 def _options(args):
@@ -70,36 +81,44 @@ def default_out_path() -> str:
     return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
 
 
-def run(args) -> int:
-    err = make_console(stderr=True)
-    out = make_console()
+def _measure(args, err):
+    """Resolve both interpreters, run the audit with a progress bar; the AuditResult."""
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
-                                  args.cache_dir and __import__("pathlib").Path(args.cache_dir),
+                                  args.cache_dir and pathlib.Path(args.cache_dir),
                                   log=lambda msg: err.print(msg, highlight=False))
     try:
         audit = AuditRun(target, reference, args.suite, _options(args), only=args.only)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    progress = AuditProgress(err, len(audit.plan) * audit.options.pairs)
     if args.quiet:
-        result = audit.run()
-    else:
-        audit.progress = progress
-        with progress:
-            result = audit.run()
-    path = args.out or default_out_path()
-    result.save(path)
+        return audit.run()
+    audit.progress = AuditProgress(err, len(audit.plan) * audit.options.pairs)
+    with audit.progress:
+        return audit.run()
+
+
+def run(args) -> int:
+    formats = tuple(f for f in parse_formats(args.format) if f != "json")
+    out = make_console()
+    result = _measure(args, make_console(stderr=True))
+    path = pathlib.Path(args.out or default_out_path())
     comparisons = compare_mod.compare(result)
+    result = with_findings(result, comparisons)
+    result.save(path)
+    written = write_reports(result, path.parent, formats, stem=path.stem,
+                            comparisons=comparisons) if formats else {}
     if result.target is not None:
-        out.print(config_table(config_rows(result.target, result.reference), reference is not None))
-    out.print(ops_table(comparisons, reference is not None))
+        out.print(config_table(config_rows(result.target, result.reference),
+                               result.reference is not None))
+    out.print(ops_table(comparisons, result.reference is not None))
     for skip in result.skipped:
         out.print("skipped %s on %s: %s" % (skip["bench"], skip["side"], skip["reason"]),
                   highlight=False)
+    print_outcome(out, result, comparisons, written)
     out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
     if not result.complete:
         print("eb-torchperf: error: %s (results so far written to %s)"
               % (result.errors[-1]["message"], path), file=sys.stderr)
         return 2
-    return 0
+    return exit_status(result.findings, args.fail_on)

@@ -20,6 +20,8 @@ COMMANDS = {
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
     "lint": ("eb_torchperf.lint_cli",
              "check PyTorch easyconfigs for known performance traps before building"),
+    "report": ("eb_torchperf.report_cli", "re-render the reports of a stored results JSON"),
+    "compare": ("eb_torchperf.compare_cli", "compare two stored runs (before/after, two nodes)"),
 }
 
 EPILOG = """\
@@ -31,6 +33,8 @@ examples:
       --reference ~/venvs/torch-wheel/bin/python --suite full
   eb-torchperf probe --python python3
   eb-torchperf lint easybuild/easyconfigs/p/PyTorch/PyTorch-2.9.1-foss-2025a.eb
+  eb-torchperf report reports/torchperf-20261130-174900.json --format html,md
+  eb-torchperf compare before.json after.json
 """
 
 

@@ -101,3 +101,22 @@ class AuditProgress:
                 info["pair"] + 1, info["pairs"], info["name"], format_params(info["params"])))
         elif event in ("error", "bench_failed"):
             self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)
+
+
+#: Rich style per finding severity.
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "green"}
+
+
+def print_findings(console: Console, findings: Sequence) -> None:
+    """Findings as blocks: severity, rule id and title; evidence; remedy; source."""
+    from rich.markup import escape
+    if not findings:
+        console.print("No findings.")
+        return
+    for f in findings:
+        console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
+                                              escape(f.rule_id), escape(f.title)), highlight=False)
+        for name, value in f.evidence.items():
+            console.print("    %s: %s" % (escape(str(name)), escape(str(value))), highlight=False)
+        console.print("    [bold]remedy:[/] %s" % escape(f.advice), highlight=False)
+        console.print("    source: %s" % escape(f.source), highlight=False)

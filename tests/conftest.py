@@ -1,16 +1,12 @@
 """Shared fixtures: paths of real inputs and of the interpreters the tests can use."""
 
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-DATA = pathlib.Path(__file__).parent / "data"
-CONFIG_DIR = DATA / "config"
-DEBIAN_PYTHON = "/usr/bin/python3"
+from testdata import DEBIAN_PYTHON
 
 
 def _has_torch(python):
@@ -42,8 +38,3 @@ def python_without_torch(tmp_path):
     venv = tmp_path / "notorch"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     return str(venv / "bin" / "python")
-
-
-def read_config(name):
-    """Text of a real config file in tests/data/config."""
-    return (CONFIG_DIR / name).read_text()

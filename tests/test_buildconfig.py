@@ -5,7 +5,7 @@ import pytest
 from eb_torchperf.buildconfig import (BuildConfig, parse_bool, parse_cxx_flags,
                                       parse_parallel_info, parse_show)
 
-from conftest import read_config
+from testdata import read_config
 
 # file -> expected fields (values read off the texts by hand)
 EXPECTED = {

@@ -9,7 +9,7 @@ from eb_torchperf.findings import Finding
 from eb_torchperf.measurements import (SCHEMA_VERSION, AuditResult, BenchResult, ProbeResult,
                                        load_results)
 
-from conftest import read_config
+from testdata import read_config
 
 
 def bench(**changes):

@@ -150,10 +150,20 @@ def _cgroup_cpu_quota():
     return None
 
 
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
 def collect_cpu(torch=None):
-    """CPU vendor, model, flags, cores, affinity, cgroup quota, frequency governor.
+    """CPU vendor, model, flags, cores, affinity, cgroup quota, governor, clock.
 
     Sources: /proc/cpuinfo, os.sched_getaffinity, /sys/fs/cgroup, cpufreq sysfs.
+    Clock fields (MHz, None where unreadable, e.g. in many VMs): `max_mhz` from
+    cpufreq `cpuinfo_max_freq`, `mhz` the "cpu MHz" line, `bogomips` the x86 line
+    (twice the TSC frequency in MHz on current Linux kernels).
     """
     info = _cpuinfo()
     flags = (info.get("flags") or info.get("Features") or "").split()
@@ -168,7 +178,16 @@ def collect_cpu(torch=None):
         "allowed_cores": len(affinity) if affinity is not None else os.cpu_count(),
         "cgroup_cpu_quota": _cgroup_cpu_quota(),
         "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "family": info.get("cpu family"),
+        "max_mhz": _khz_to_mhz(_read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")),
+        "mhz": _number(info.get("cpu MHz")),
+        "bogomips": _number(info.get("bogomips")),
     }
+
+
+def _khz_to_mhz(text):
+    value = _number(text)
+    return value / 1000.0 if value else None
 
 
 def collect_gpu(torch):

@@ -236,3 +236,23 @@ register(Benchmark(
     params={QUICK: ({"numel": 1},), FULL: ({"numel": 1},)},
     setup=_setup_dispatch, work=lambda p: (1.0, "op"),
     description="1-element torch.add: Python + dispatcher cost per op"))
+
+
+# -- denormal inputs ------------------------------------------------------------------
+
+def _setup_denormal(torch, p):
+    # 1e-39 is below float32's smallest normal (1.18e-38): inputs and results are
+    # denormal.  Cache-resident size, so the time is the arithmetic, not memory.
+    value = 1e-39 if p["values"] == "denormal" else 1.0
+    x, y = torch.full((p["numel"],), value), torch.full((p["numel"],), 0.5)
+    out = torch.empty(p["numel"])
+    return lambda: torch.addcmul(x, x, y, out=out)
+
+
+_DENORMAL = ({"numel": 16384, "values": "normal"}, {"numel": 16384, "values": "denormal"})
+
+register(Benchmark(
+    name="denormal", device="cpu", family="denormal",
+    params={QUICK: _DENORMAL, FULL: _DENORMAL},
+    setup=_setup_denormal, work=lambda p: (3.0 * 4 * p["numel"], "byte"),
+    description="addcmul on normal vs denormal fp32 inputs (flush-denormal off)"))
