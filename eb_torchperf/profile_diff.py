@@ -12,6 +12,7 @@ Python), so differences add up to the gap between the two sides.
 """
 
 import dataclasses
+import math
 import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -105,7 +106,9 @@ class OpTime:
 
     Attributes:
         name: operator name as the profiler printed it ("aten::addmm").
-        self_s: self CPU seconds per step.
+        self_s: self CPU seconds per step.  torch.profiler computes it as the operator's
+            total minus its children's, so it can come out slightly negative (seen for
+            one operator of the BERT layer on the loaded dev machine); it is kept raw.
         calls: calls per step.
     """
 
@@ -128,7 +131,7 @@ class WorkloadProfile:
         ops: one OpTime per operator name, largest self time first.
 
     Raises:
-        ValueError: unknown side, iterations < 1, or a negative time.
+        ValueError: unknown side, iterations < 1, a negative wall time, a time not finite.
     """
 
     workload: str
@@ -144,8 +147,10 @@ class WorkloadProfile:
             raise ValueError("side must be one of %s, not %r" % (SIDES, self.side))
         if self.iterations < 1:
             raise ValueError("%s: iterations must be >= 1" % self.workload)
-        if self.wall_s < 0 or any(op.self_s < 0 for op in self.ops):
-            raise ValueError("%s: times must be >= 0" % self.workload)
+        if not all(math.isfinite(t) for t in [self.wall_s] + [op.self_s for op in self.ops]):
+            raise ValueError("%s: times must be finite" % self.workload)
+        if self.wall_s < 0:
+            raise ValueError("%s: wall time must be >= 0" % self.workload)
 
     @property
     def total_self_s(self) -> float:

@@ -120,8 +120,12 @@ def test_profile_validates():
         profile("wheel", {"aten::mm": 0.1})
     with pytest.raises(ValueError, match="iterations must be >= 1"):
         profile("target", {"aten::mm": 0.1}, iterations=0)
-    with pytest.raises(ValueError, match="times must be >= 0"):
-        profile("target", {"aten::mm": -0.1})
+    with pytest.raises(ValueError, match="times must be finite"):
+        profile("target", {"aten::mm": float("nan")})
+    with pytest.raises(ValueError, match="wall time must be >= 0"):
+        WorkloadProfile("w", "target", 1, -1.0, 1, "x", ())
+    slightly_negative = profile("target", {"aten::mm": 0.1, "aten::linear": -1e-6})
+    assert slightly_negative.total_self_s == pytest.approx(0.1 - 1e-6)
 
 
 def test_combine_sums_one_step_of_each_workload():
