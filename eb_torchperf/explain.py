@@ -30,9 +30,11 @@ from . import __version__
 from .audit import AuditRun, RunnerOptions
 from .compare import compare
 from .errors import ConfigError, ProbeError, SchemaError
+from .findings import Finding
 from .measurements import AuditResult
 from .probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
-from .profile_diff import ProfileDiff, WorkloadProfile, combine_diffs, diff_profiles
+from .profile_diff import (RULE_BACKENDS, ProfileDiff, WorkloadProfile, combine_diffs,
+                           diff_profiles, gap_evidence)
 from .remedies import BlasHost, discover_host
 from .runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
 from .trials import TrialResult, plan_trials, rebuild_needed, summarize_trial
@@ -226,6 +228,29 @@ class ExplainResult:
         target = pathlib.Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
+
+
+def annotate_findings(findings: Sequence[Finding], diff: Optional[ProfileDiff],
+                      rule_backends: Dict[str, str] = RULE_BACKENDS) -> Tuple[Finding, ...]:
+    """Add the profile's evidence to findings whose rule maps to a backend.
+
+    E.g. a "blas-not-mkl" finding gains profile_share_of_gap (fraction of the target's
+    extra time spent in BLAS-backed operators) and profile_top_ops.
+
+    Args:
+        findings: diagnosis findings (unchanged when no diff or no matching rule).
+        diff: usually ExplainResult.overall.
+        rule_backends: rule id -> profile_diff.Backend key.
+    """
+    if diff is None:
+        return tuple(findings)
+    out = []
+    for finding in findings:
+        backend = rule_backends.get(finding.rule_id)
+        extra = gap_evidence(diff, backend) if backend else {}
+        out.append(dataclasses.replace(finding, evidence=dict(finding.evidence, **extra))
+                   if extra else finding)
+    return tuple(out)
 
 
 def load_explain(path) -> ExplainResult:

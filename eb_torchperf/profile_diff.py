@@ -353,6 +353,11 @@ def combine_diffs(diffs: Sequence[ProfileDiff], name: str = "all workloads") -> 
                          _summed("reference", [d.reference for d in diffs], name), name)
 
 
+#: Diagnosis rule id -> the backend whose share of the profile gap is its evidence.
+RULE_BACKENDS = {"blas-not-mkl": "blas", "blas-threading-oversubscription": "blas",
+                 "cpu-capability-forced": "vectorised", "cpu-capability-below-cpu": "vectorised"}
+
+
 def gap_evidence(diff: ProfileDiff, backend: str) -> Dict[str, object]:
     """Evidence for a Finding: how much of `diff`'s gap backend `backend` holds.
 

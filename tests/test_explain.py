@@ -9,7 +9,8 @@ from rich.console import Console
 from eb_torchperf.audit import RunnerOptions
 from eb_torchperf.errors import ConfigError, SchemaError
 from eb_torchperf.explain import (EXPLAIN_SCHEMA_VERSION, ExplainResult, ProfileOptions,
-                                  explain, load_explain)
+                                  annotate_findings, explain, load_explain)
+from eb_torchperf.findings import Finding
 from eb_torchperf.measurements import AuditResult
 from eb_torchperf.profile_diff import OpTime, WorkloadProfile, diff_profiles
 from eb_torchperf.remedies import Trial
@@ -98,3 +99,16 @@ def test_terminal_output_names_the_operator_and_the_trial():
             "recovered); child: intra-op threads: 2") in text
     assert "not tried: blas-provider-path (blas-not-mkl): no other provider" in text
     assert "rebuild: the remaining gap is build-time" in text
+
+
+def test_a_blas_finding_gains_the_profile_share():
+    blas = Finding("blas-not-mkl", "error", "BLAS is not MKL", {"BLAS_INFO": "generic"},
+                   "build against imkl", "https://github.com/easybuilders/easybuild/issues/931")
+    other = Finding("march-native", "warning", "-march=native", {}, "drop it", "x")
+    annotated = annotate_findings([blas, other], document().overall)
+    assert annotated[1] is other
+    assert annotated[0].evidence["BLAS_INFO"] == "generic"
+    assert annotated[0].evidence["profile_share_of_gap"] == pytest.approx(
+        (3.9 - 0.045) / (3.902 - 0.046))
+    assert annotated[0].evidence["profile_top_ops"] == ["aten::addmm"]
+    assert annotate_findings([blas], None) == (blas,)
