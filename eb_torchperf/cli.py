@@ -16,6 +16,8 @@ from .errors import TorchPerfError
 COMMANDS = {
     "audit": ("eb_torchperf.audit_cli",
               "measure a PyTorch interpreter against a reference (the main job)"),
+    "explain": ("eb_torchperf.explain_cli",
+                "profile target and reference per operator, and try run-time remedies"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
     "lint": ("eb_torchperf.lint_cli",
@@ -31,6 +33,7 @@ examples:
   eb-torchperf audit --python /usr/bin/python3 --reference wheel==2.13.0
   eb-torchperf audit --python $EBROOTPYTORCH/../../Python/3.12.3-GCCcore-13.3.0/bin/python \\
       --reference ~/venvs/torch-wheel/bin/python --suite full
+  eb-torchperf explain --python /usr/bin/python3 --reference wheel==2.13.0
   eb-torchperf probe --python python3
   eb-torchperf lint easybuild/easyconfigs/p/PyTorch/PyTorch-2.9.1-foss-2025a.eb
   eb-torchperf report reports/torchperf-20261130-174900.json --format html,md

@@ -5,7 +5,7 @@ descriptor given by `--reply-fd` (not stdout: torch and user site code may print
 The first reply is a hello, or an import failure.  Every request gets exactly one
 reply `{"ok": true, ...}` or `{"ok": false, "exc_type": ..., "message": ...}`; a
 failing request does not end the worker.  Ops: facts, availability, prepare, run,
-release, quit.
+release, profile, quit.
 """
 
 import contextlib
@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import facts as facts_mod
-from . import registry, timing
+from . import profile, registry, timing
 
 #: Samples shorter than this are dominated by timer overhead; calibration grows the
 #: calls per sample until one sample takes at least this long.
@@ -99,8 +99,15 @@ def op_release(state, req):
     return {}
 
 
+def op_profile(state, req):
+    """Profile one mini-model workload per operator (see probe.profile)."""
+    return profile.profile_workload(
+        state.torch, req["workload"], req.get("budget_s", profile.DEFAULT_BUDGET_S),
+        req.get("max_iterations", profile.MAX_ITERATIONS))
+
+
 OPS = {"facts": op_facts, "availability": op_availability, "prepare": op_prepare,
-       "run": op_run, "release": op_release}
+       "run": op_run, "release": op_release, "profile": op_profile}
 
 
 def serve(state, requests, send):

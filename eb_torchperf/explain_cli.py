@@ -1,0 +1,129 @@
+"""Explain a gap: profile both builds per operator, and try run-time remedies.
+
+First a baseline audit (as `eb-torchperf audit`; or --results FILE of an earlier one),
+then:
+  profile   a BERT-like layer (eval, and one training step), a ResNet-like block and
+            a DLRM-like model run under torch.profiler in the target and the
+            reference; self CPU time per ATen operator is aligned and the operators
+            that hold the extra time are named with their backend (BLAS, oneDNN, ...)
+  remedies  for each run-time remedy the target's facts call for (another BLAS
+            provider or FlexiBLAS backend, OMP_NUM_THREADS, OMP_WAIT_POLICY, BLAS
+            threads, ATEN_CPU_CAPABILITY, a preloaded second OpenMP runtime), only the
+            affected benchmarks are re-run with that environment in a fresh target
+            process, interleaved with the reference; the report says what each one
+            recovered and what needs a rebuild.  Nothing is changed in the installation.
+
+Writes the baseline results JSON (unless --results) and an explain JSON beside it.
+"""
+
+import dataclasses
+import os
+import pathlib
+
+from rich.console import Console
+
+from . import audit_cli, compare as compare_mod
+from .audit import SUITE_OPTIONS, AuditRun
+from .errors import ConfigError
+from .explain import ProfileOptions, explain
+from .measurements import load_results
+from .probe.profile import WORKLOADS
+from .reference import resolve_interpreter, resolve_reference
+from .terminal import AuditProgress, ops_table
+from .terminal_explain import ExplainProgress, print_explain
+
+
+def add_arguments(parser) -> None:
+    audit_cli.add_arguments(parser)
+    parser.set_defaults(python=None, reference=None)
+    parser.add_argument("--results", metavar="FILE",
+                        help="use this audit results JSON as the baseline (its target and "
+                             "reference interpreters) instead of running an audit")
+    parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS),
+                        help="profile only this workload (repeatable; default: all)")
+    parser.add_argument("--no-profile", action="store_true", help="skip the profile diff")
+    parser.add_argument("--try-remedies", dest="try_remedies", action="store_true",
+                        default=True, help="run the remedy trials (the default)")
+    parser.add_argument("--no-remedies", dest="try_remedies", action="store_false",
+                        help="skip the remedy trials")
+    parser.add_argument("--trial-pairs", type=int, default=1,
+                        help="fresh worker pairs per remedy trial (default 1)")
+    parser.add_argument("--profile-rounds", type=int, default=2,
+                        help="profile requests per side and workload, alternating (default 2)")
+    parser.add_argument("--explain-out", metavar="FILE",
+                        help="explain JSON (default: the results path with .explain.json)")
+
+
+def _baseline(args, err: Console):
+    """(AuditResult, its path): loaded from --results, or measured and saved now."""
+    if args.results:
+        if args.python or args.reference:
+            raise ConfigError("--results takes the interpreters from the file; "
+                              "leave out --python and --reference")
+        return load_results(args.results), args.results
+    target = resolve_interpreter(args.python or "python3", "target")
+    reference = resolve_reference(args.reference or "wheel", target, args.pip_option,
+                                  args.cache_dir and pathlib.Path(args.cache_dir),
+                                  log=lambda msg: err.print(msg, highlight=False))
+    if reference is None:
+        raise ConfigError("explain needs a reference (an interpreter, wheel or wheel==X.Y.Z)")
+    options = _runner_options(args.suite, args, args.pairs)
+    try:
+        run = AuditRun(target, reference, args.suite, options, only=args.only)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if args.quiet:
+        result = run.run()
+    else:
+        with AuditProgress(err, len(run.plan) * options.pairs) as progress:
+            run.progress = progress
+            result = run.run()
+    path = args.out or audit_cli.default_out_path()
+    result.save(path)
+    return result, path
+
+
+def _runner_options(suite: str, args, pairs):
+    """The suite's runner settings with --timeout and `pairs` (None: the suite's)."""
+    changes = {"request_timeout_s": args.timeout}
+    if pairs is not None:
+        changes["pairs"] = pairs
+    try:
+        return dataclasses.replace(SUITE_OPTIONS[suite], **changes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _explain_path(args, results_path: str) -> str:
+    if args.explain_out:
+        return args.explain_out
+    stem = results_path[:-5] if results_path.endswith(".json") else results_path
+    return stem + ".explain.json"
+
+
+def run(args) -> int:
+    err, out = Console(stderr=True), Console()
+    baseline, results_path = _baseline(args, err)
+    out.print(ops_table(compare_mod.compare(baseline), baseline.reference is not None))
+    trial_options = _runner_options(baseline.suite, args, args.trial_pairs)
+    try:
+        profile_options = ProfileOptions(rounds=args.profile_rounds,
+                                         request_timeout_s=args.timeout)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    workloads = () if args.no_profile else tuple(args.workload or WORKLOADS)
+    kwargs = dict(results_file=os.path.abspath(results_path), workloads=workloads,
+                  profile_options=profile_options, trial_options=trial_options,
+                  try_remedies=args.try_remedies)
+    if args.quiet:
+        result = explain(baseline, **kwargs)
+    else:
+        with ExplainProgress(err) as progress:
+            result = explain(baseline, progress=progress, **kwargs)
+    path = _explain_path(args, results_path)
+    result.save(path)
+    print_explain(out, result)
+    out.print("results: %s\nexplain: %s  (baseline %.0f s, profiles %.0f s, trials %.0f s)"
+              % (results_path, path, baseline.wall_s, result.profile_s,
+                 result.wall_s - result.profile_s), highlight=False, soft_wrap=True)
+    return 0 if baseline.complete else 2

@@ -1,0 +1,143 @@
+"""Mini-model workloads profiled per ATen operator with `torch.profiler` (in the target).
+
+The experts of https://github.com/easybuilders/easybuild/issues/931 asked for a
+profile of the slowest model on both builds ("I'd expect to see a single issue very
+visibly there").  Each workload here is one step of a TorchBench-like model at the
+suite's quick size; `profile_workload` runs it under
+`torch.profiler.profile(activities=[ProfilerActivity.CPU])` (torch >= 1.8, so every
+torch the probe supports) and returns self CPU time per operator from
+`key_averages()`.  Standard library and torch only; nothing runs at import time.
+"""
+
+import dataclasses
+import time
+from typing import Callable, Dict
+
+from . import suite_cpu
+
+#: Profiled seconds per request: iterations are added until they would exceed this
+#: (at least one).  Debian's reference-BLAS torch takes ~1.4 s per BERT training step
+#: on the 2-core dev machine, so slow builds profile one iteration per request.
+DEFAULT_BUDGET_S = 0.5
+#: Upper bound on profiled iterations, so a very fast build does not record huge traces.
+MAX_ITERATIONS = 50
+#: `FunctionEventAvg` times are in microseconds.
+_US = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """One profiled mini-model step.
+
+    Attributes:
+        name: stable identifier, e.g. "bert_layer_infer".
+        setup: (torch) -> zero-argument callable running one step.
+        description: one line for reports.
+    """
+
+    name: str
+    setup: Callable
+    description: str
+
+
+def _setup_bert(train: bool):
+    params = dict(suite_cpu._BERT[suite_cpu.QUICK][0])
+
+    def setup(torch):
+        if train:
+            return suite_cpu._setup_bert_train(torch, params)
+        return suite_cpu._setup_bert_infer(torch, params)
+    return setup
+
+
+def _setup_resnet_block(torch, batch=2, channels=64, hw=56):
+    """ResNet basic block (conv-bn-relu-conv-bn + identity, relu), eval, no grad."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+    conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+    bn1, bn2 = nn.BatchNorm2d(channels).eval(), nn.BatchNorm2d(channels).eval()
+    x = torch.randn(batch, channels, hw, hw)
+
+    def call():
+        with torch.no_grad():
+            y = torch.relu(bn1(conv1(x)))
+            torch.relu(bn2(conv2(y)) + x)
+    return call
+
+
+def _mlp(torch, sizes):
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layers += [torch.nn.Linear(n_in, n_out), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
+def _setup_dlrm(torch, batch=512, tables=4, rows=100000, dim=64, per_bag=20, dense=13):
+    """DLRM-like step: bottom MLP on dense features, embedding bags, concat, top MLP."""
+    torch.manual_seed(0)
+    bags = [torch.nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables)]
+    bottom = _mlp(torch, (dense, 256, dim))
+    top = _mlp(torch, (dim * (tables + 1), 512, 256, 1))
+    x = torch.randn(batch, dense)
+    indices = torch.randint(0, rows, (batch * per_bag,))
+    offsets = torch.arange(0, batch * per_bag, per_bag)
+
+    def call():
+        with torch.no_grad():
+            features = [torch.relu(bottom(x))] + [bag(indices, offsets) for bag in bags]
+            torch.sigmoid(top(torch.cat(features, dim=1)))
+    return call
+
+
+#: name -> Workload, in report order.  The BERT steps are the suite's own setups.
+WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
+    Workload("bert_layer_infer", _setup_bert(False),
+             "BERT-base-like encoder layer, eval forward (suite quick size)"),
+    Workload("bert_layer_train", _setup_bert(True),
+             "BERT-base-like encoder layer, forward + backward (suite quick size)"),
+    Workload("resnet_block", _setup_resnet_block,
+             "ResNet basic block, 64 channels 56x56, batch 2, eval"),
+    Workload("dlrm", _setup_dlrm,
+             "DLRM-like: 4 EmbeddingBag(100k x 64) + bottom/top MLP, batch 512"),
+)}
+
+
+def _op_rows(events) -> list:
+    """One dict per operator of `prof.key_averages()`: name, self/total CPU s, calls."""
+    return [{"name": e.key, "self_cpu_s": e.self_cpu_time_total * _US,
+             "cpu_total_s": e.cpu_time_total * _US, "calls": int(e.count)}
+            for e in events]
+
+
+def profile_workload(torch, name: str, budget_s: float = DEFAULT_BUDGET_S,
+                     max_iterations: int = MAX_ITERATIONS,
+                     timer: Callable[[], float] = time.perf_counter) -> dict:
+    """Profile `iterations` steps of workload `name` at the process's thread settings.
+
+    One untimed step comes first (allocation, lazy init, and a process that was idle
+    runs slowly for its next 5-20 ms); its duration sets the number of profiled steps.
+
+    Returns:
+        {"workload", "iterations", "wall_s" (seconds for all profiled steps),
+        "threads" (torch.get_num_threads()), "torch_version", "ops": one dict per
+        operator with "self_cpu_s"/"cpu_total_s" summed over the steps and "calls"}.
+
+    Raises:
+        KeyError: unknown workload name.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    step = WORKLOADS[name].setup(torch)
+    start = timer()
+    step()
+    per_step = max(timer() - start, 1e-9)
+    iterations = int(max(1, min(max_iterations, budget_s // per_step)))
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = timer()
+        for _ in range(iterations):
+            step()
+        wall = timer() - start
+    return {"workload": name, "iterations": iterations, "wall_s": wall,
+            "threads": torch.get_num_threads(), "torch_version": torch.__version__,
+            "ops": _op_rows(prof.key_averages())}

@@ -1,0 +1,63 @@
+"""`eb-torchperf explain` end to end (on a stored baseline) and its one-line errors."""
+
+import dataclasses
+
+import pytest
+
+from eb_torchperf.audit import RunnerOptions
+from eb_torchperf.cli import main
+from eb_torchperf.explain import load_explain
+from eb_torchperf.measurements import AuditResult
+
+from explain_helpers import (DEBIAN_FACTS, WHEEL_FACTS, bench, debian_python_or_skip,
+                             golden_facts, probe_from, wheel_python_or_skip)
+
+
+@pytest.fixture(scope="module")
+def debian_python():
+    return debian_python_or_skip()
+
+
+@pytest.fixture(scope="module")
+def wheel_python():
+    return wheel_python_or_skip()
+
+
+def baseline_file(tmp_path, target, reference):
+    """A stored audit of `target` against `reference` with one matmul row (hand-built)."""
+    result = AuditResult(
+        "quick", dataclasses.asdict(RunnerOptions()),
+        probe_from(golden_facts(DEBIAN_FACTS), "target", target),
+        probe_from(golden_facts(WHEEL_FACTS), "reference", reference),
+        (bench("matmul_fp32", "target", [0.05, 0.05]),
+         bench("matmul_fp32", "reference", [0.001, 0.001])))
+    path = tmp_path / "torchperf-x.json"
+    result.save(path)
+    return str(path)
+
+
+def test_explain_profiles_a_stored_baseline(tmp_path, capsys, debian_python, wheel_python):
+    path = baseline_file(tmp_path, debian_python, wheel_python)
+    status = main(["explain", "--results", path, "--workload", "dlrm", "--profile-rounds", "1",
+                   "--no-remedies", "--quiet"])
+    assert status == 0
+    result = load_explain(str(tmp_path / "torchperf-x.explain.json"))
+    assert [d.workload for d in result.profiles] == ["dlrm"]
+    assert result.trials == () and result.errors == ()
+    assert result.results_file == path
+    out = capsys.readouterr().out
+    assert "Profile diff: self CPU time per step" in out
+    assert "explain: %s" % (tmp_path / "torchperf-x.explain.json") in out
+
+
+def test_results_and_interpreters_exclude_each_other(tmp_path, capsys):
+    path = baseline_file(tmp_path, "/usr/bin/python3", "/usr/bin/python3")
+    assert main(["explain", "--results", path, "--python", "/usr/bin/python3"]) == 2
+    assert capsys.readouterr().err == ("eb-torchperf: error: --results takes the interpreters "
+                                       "from the file; leave out --python and --reference\n")
+
+
+def test_explain_needs_a_reference(capsys):
+    import sys
+    assert main(["explain", "--python", sys.executable, "--reference", "none"]) == 2
+    assert "explain needs a reference" in capsys.readouterr().err
