@@ -354,8 +354,8 @@ def combine_diffs(diffs: Sequence[ProfileDiff], name: str = "all workloads") -> 
 
 
 #: Diagnosis rule id -> the backend whose share of the profile gap is its evidence.
-RULE_BACKENDS = {"blas-not-mkl": "blas", "blas-threading-oversubscription": "blas",
-                 "cpu-capability-forced": "vectorised", "cpu-capability-below-cpu": "vectorised"}
+RULE_BACKENDS = {"blas-not-mkl": "blas", "blas-pthreads-with-openmp": "blas",
+                 "cpu-capability-low": "vectorised"}
 
 
 def gap_evidence(diff: ProfileDiff, backend: str) -> Dict[str, object]:

@@ -29,7 +29,7 @@ def document():
     diff = diff_profiles(side("target", {"aten::addmm": 3.9, "aten::native_layer_norm": 0.002}),
                          side("reference", {"aten::addmm": 0.045,
                                             "aten::native_layer_norm": 0.001}))
-    trial = Trial(("threads-to-cores",), ("threads-below-cores",), "OMP_NUM_THREADS=2",
+    trial = Trial(("threads-to-cores",), ("threads-vs-cores",), "OMP_NUM_THREADS=2",
                   {"OMP_NUM_THREADS": "2"}, {"threads": 2}, ("layernorm",))
     result = TrialResult(trial, True, "intra-op threads: 2", (
         TrialRow("layernorm", {"rows": 8192, "cols": 768}, False, 0.3, 0.55, 0.5, 0.6),),

@@ -43,8 +43,8 @@ def test_debian_plan():
     together = trials[-1]
     assert together.remedy_ids == ("blas-provider-path", "threads-to-cores",
                                    "cpu-capability-raise")
-    assert together.rule_ids == ("blas-not-mkl", "threads-below-cores",
-                                 "cpu-capability-below-cpu")
+    assert together.rule_ids == ("blas-not-mkl", "threads-vs-cores",
+                                 "cpu-capability-low")
     assert together.env == {"LD_LIBRARY_PATH": LIBDIR + "/openblas-pthread",
                             "OMP_NUM_THREADS": "2", "ATEN_CPU_CAPABILITY": "avx512"}
     assert together.benches == THREADED_BENCHES
@@ -53,7 +53,7 @@ def test_debian_plan():
 def test_plan_reruns_only_measured_benchmarks():
     trials, skipped = plan_trials(debian(), DEBIAN_HOST, measured=["matmul_fp32"])
     assert [t.benches for t in trials] == [("matmul_fp32",)] * 3
-    assert skipped == [{"remedy_id": "cpu-capability-raise", "rule_id": "cpu-capability-below-cpu",
+    assert skipped == [{"remedy_id": "cpu-capability-raise", "rule_id": "cpu-capability-low",
                         "reason": "none of its benchmarks was measured in the baseline"}]
 
 
@@ -66,11 +66,11 @@ def test_plan_without_another_provider_says_what_to_install():
 
 
 def test_combine_skips_clashing_settings():
-    a = Trial(("threads-to-cores",), ("threads-below-cores",), "OMP_NUM_THREADS=2",
+    a = Trial(("threads-to-cores",), ("threads-vs-cores",), "OMP_NUM_THREADS=2",
               {"OMP_NUM_THREADS": "2"}, {"threads": 2}, ("layernorm",))
-    b = Trial(("threads-cap-cores",), ("threads-above-cores",), "OMP_NUM_THREADS=4",
+    b = Trial(("threads-cap-cores",), ("threads-vs-cores",), "OMP_NUM_THREADS=4",
               {"OMP_NUM_THREADS": "4"}, {"threads": 4}, ("gelu",))
-    c = Trial(("omp-wait-passive",), ("blas-threading-oversubscription",),
+    c = Trial(("omp-wait-passive",), ("blas-pthreads-with-openmp",),
               "OMP_WAIT_POLICY=PASSIVE", {"OMP_WAIT_POLICY": "PASSIVE"},
               {"env": {"OMP_WAIT_POLICY": "PASSIVE"}}, ("matmul_fp32",))
     assert combine_trials([a, b]) is None
@@ -166,7 +166,7 @@ def test_rebuild_needed():
     out = rebuild_needed(results, ["blas-not-mkl", "mkl-missing"])
     assert out[0] == {"rule_id": "mkl-missing",
                       "why": "no run-time remedy: change the easyconfig and rebuild"}
-    assert out[1]["rule_id"] == "cpu-capability-below-cpu"
+    assert out[1]["rule_id"] == "cpu-capability-low"
     assert out[1]["why"].startswith("run-time remedies did not help (ATEN_CPU_CAPABILITY=avx512:"
                                     " not applied): the build has no kernels")
     assert out[2] == {"rule_id": None, "why": "with all run-time remedies together the re-run "
