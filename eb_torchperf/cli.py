@@ -18,6 +18,8 @@ COMMANDS = {
               "measure a PyTorch interpreter against a reference (the main job)"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "sanity-check": ("eb_torchperf.sanity_cli",
+                     "audit an installed PyTorch under the site policy; exit status is the verdict"),
 }
 
 EPILOG = """\
