@@ -9,6 +9,9 @@ runs the audit inside EasyBuild's sanity check, with the installation's module l
 ($EBROOTPYTORCH tells where reports go and where torch must come from).  Mind
 `enhance_sanity_check = True`: a non-empty `sanity_check_commands` otherwise REPLACES
 the easyblock's own sanity check commands (for PyTorch: its import checks).
+The reference runs without the installation's paths ($EBROOTPYTORCH), but other
+variables the module sets (e.g. OMP_NUM_THREADS) reach it too: only the hook can
+separate them, since it knows the environment `eb` started in.
 
 Exit status: 0 the verdict passes (or EB_TORCHPERF_MODE=warn|off); 1 it fails: a
 finding at the fail level, relative OPS below the minimum, or an incomplete audit;
@@ -22,8 +25,8 @@ import sys
 
 from .findings import sort_findings
 from .sitecheck import run_check
-from .sitepolicy import (FAIL_LEVELS, MODES, default_target_python, finding_line, parse_percent,
-                         policy_from_env, variables_help)
+from .sitepolicy import (FAIL_LEVELS, MODES, default_target_python, env_diff, finding_line,
+                         parse_percent, policy_from_env, variables_help, without_root)
 from .probe.registry import SUITES
 
 #: Where reports go inside an installation ($EBROOTPYTORCH), as with the hook.
@@ -85,7 +88,10 @@ def run(args) -> int:
         print("eb-torchperf sanity-check: EB_TORCHPERF_MODE=off: nothing done")
         return 0
     target = default_target_python(policy)
-    outcome = run_check(target, policy, _out_dirs(args, policy),
+    # the reference must not import the installation that the loaded module points at
+    reference_env = (env_diff(without_root(os.environ, args.installdir), os.environ)
+                     if args.installdir else None)
+    outcome = run_check(target, policy, _out_dirs(args, policy), reference_env=reference_env,
                         log=lambda msg: print(msg, file=sys.stderr),
                         installdir=args.installdir)
     for note in outcome.notes:
