@@ -103,11 +103,14 @@ class AuditRun:
         devices: benchmark devices to include ("cpu", "cuda").
         progress: callable(event: str, **info) for progress display.
         target_env, reference_env: environment overrides per side (remedy trials).
+        worker_factory: callable(python, bundle_dir, label, env, start_timeout_s) -> a
+            Worker-like object (tests inject fakes).
     """
 
     def __init__(self, target: str, reference: Optional[str] = None, suite: str = "quick",
                  options: Optional[RunnerOptions] = None, only=None, devices=("cpu",),
-                 progress: Optional[Callable] = None, target_env=None, reference_env=None):
+                 progress: Optional[Callable] = None, target_env=None, reference_env=None,
+                 worker_factory: Callable = Worker):
         self.plan = registry.plan(suite, devices, only)
         self.suite = suite
         self.options = options or SUITE_OPTIONS[suite]
@@ -115,6 +118,7 @@ class AuditRun:
         if reference:
             self.sides.append(_Side("reference", reference, reference_env))
         self.progress = progress or (lambda event, **info: None)
+        self.worker_factory = worker_factory
         self.results: List[BenchResult] = []
         self.skipped: List[dict] = []
         self.errors: List[dict] = []
@@ -160,8 +164,8 @@ class AuditRun:
     def _start_workers(self, bundle_dir: str, pair: int) -> None:
         for side in self.sides:
             self.progress("start", side=side.label, python=side.python, pair=pair)
-            side.worker = Worker(side.python, bundle_dir, side.label, side.env,
-                                 self.options.start_timeout_s)
+            side.worker = self.worker_factory(side.python, bundle_dir, side.label, side.env,
+                                              self.options.start_timeout_s)
             side.worker.start()
             if side.probe is None:
                 facts = side.worker.request("facts", self.options.request_timeout_s)["facts"]
@@ -203,7 +207,7 @@ class AuditRun:
             return
         finally:
             for other in sides:
-                if other.worker.proc.poll() is None:
+                if other.worker.alive():
                     other.worker.request("release", opts.request_timeout_s)
         amount, unit = registry.REGISTRY[name].work(params)
         for side in sides:

@@ -19,14 +19,12 @@ import datetime
 import os
 import sys
 
-from rich.console import Console
-
 from . import compare as compare_mod
 from .audit import SUITE_OPTIONS, AuditRun
 from .configdiff import config_rows
 from .errors import ConfigError
 from .reference import resolve_interpreter, resolve_reference
-from .terminal import AuditProgress, config_table, ops_table
+from .terminal import AuditProgress, config_table, make_console, ops_table
 
 DEFAULT_OUT_DIR = "reports"
 
@@ -73,8 +71,8 @@ def default_out_path() -> str:
 
 
 def run(args) -> int:
-    err = Console(stderr=True)
-    out = Console()
+    err = make_console(stderr=True)
+    out = make_console()
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and __import__("pathlib").Path(args.cache_dir),

@@ -20,6 +20,8 @@ COMMANDS = {
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
     "sanity-check": ("eb_torchperf.sanity_cli",
                      "audit an installed PyTorch under the site policy; exit status is the verdict"),
+    "lint": ("eb_torchperf.lint_cli",
+             "check PyTorch easyconfigs for known performance traps before building"),
 }
 
 EPILOG = """\
@@ -30,6 +32,7 @@ examples:
   eb-torchperf audit --python $EBROOTPYTORCH/../../Python/3.12.3-GCCcore-13.3.0/bin/python \\
       --reference ~/venvs/torch-wheel/bin/python --suite full
   eb-torchperf probe --python python3
+  eb-torchperf lint easybuild/easyconfigs/p/PyTorch/PyTorch-2.9.1-foss-2025a.eb
 """
 
 

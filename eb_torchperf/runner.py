@@ -8,6 +8,7 @@ PYTHONPATH / EBPYTHONPREFIXES, which EasyBuild modules use to put torch on the p
 Every read has a deadline; a worker that hangs is killed with its process group.
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -67,11 +68,12 @@ class ProbeBundle:
         source = pathlib.Path(__file__).with_name("probe")
         shutil.copytree(source, os.path.join(self.path, PROBE_PACKAGE),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        try:
-            import threadpoolctl
-            shutil.copy(threadpoolctl.__file__, self.path)
-        except ImportError:
-            pass  # the probe then reports threadpools as unavailable
+        # find_spec, not import: importing threadpoolctl sets KMP_DUPLICATE_LIB_OK in
+        # os.environ, which would then leak into every worker's environment.
+        spec = importlib.util.find_spec("threadpoolctl")
+        if spec is not None and spec.origin:
+            shutil.copy(spec.origin, self.path)
+        # else the probe reports threadpools as unavailable
         return self
 
     def __exit__(self, *exc_info):
@@ -182,6 +184,10 @@ class Worker:
         return ProbeError("%s %s: worker %s while %s (%s)" % (self.label, self.python, how,
                                                               what, last),
                           self.argv, code, tail)
+
+    def alive(self) -> bool:
+        """True while the worker process runs."""
+        return self.proc is not None and self.proc.poll() is None
 
     def stderr_tail(self) -> str:
         """Last STDERR_TAIL_LINES lines the worker printed (stdout and stderr)."""

@@ -1,5 +1,6 @@
 """Terminal rendering of an audit with rich: relative OPS table, config diff, progress."""
 
+import sys
 from typing import List, Optional, Sequence
 
 from rich.console import Console
@@ -8,6 +9,17 @@ from rich.table import Table
 
 from .compare import Comparison, geomean_relative_ops
 from .configdiff import ConfigRow
+
+
+#: Width used when output is not a terminal (a log, a pipe): wide enough that the
+#: relative OPS table does not wrap (rich would otherwise assume 80 columns).
+PIPE_WIDTH = 140
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A rich Console; PIPE_WIDTH columns when not writing to a terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
 
 
 def format_params(params: dict) -> str:

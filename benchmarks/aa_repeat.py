@@ -1,0 +1,36 @@
+"""Repeat the quick A/A audit (one interpreter against itself) and print the spread.
+
+Usage: .venv/bin/python benchmarks/aa_repeat.py [RUNS [PYTHON]]
+Prints, per benchmark, the relative OPS of every run and the worst |1 - ratio|: the
+measured A/A floor to compare with eb_torchperf.compare.AA_FLOOR.  Run it on a quiet
+machine; it is a benchmark, not a test.
+"""
+
+import collections
+import sys
+
+from eb_torchperf.audit import run_audit
+from eb_torchperf.compare import AA_FLOOR, compare
+
+
+def main(argv):
+    runs = int(argv[1]) if len(argv) > 1 else 3
+    python = argv[2] if len(argv) > 2 else sys.executable
+    ratios = collections.defaultdict(list)
+    walls = []
+    for _ in range(runs):
+        result = run_audit(python, python, "quick")
+        walls.append(result.wall_s)
+        for c in compare(result):
+            ratios["%s %s" % (c.bench, c.params)].append(c.relative_ops)
+    worst_all = 0.0
+    for name, values in ratios.items():
+        worst = max(abs(1 - v) for v in values)
+        worst_all = max(worst_all, worst)
+        print("%-60s %s  worst %.1f %%" % (name, " ".join("%.3f" % v for v in values), 100 * worst))
+    print("runs: %d, wall per run: %s s; worst |1 - ratio| over all rows: %.1f %% (floor %.0f %%)"
+          % (runs, ", ".join("%.0f" % w for w in walls), 100 * worst_all, 100 * AA_FLOOR))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

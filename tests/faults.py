@@ -1,0 +1,47 @@
+"""Interpreters that misbehave on purpose: crash or hang at the N-th worker request.
+
+A wrapper script runs a real interpreter with a `sitecustomize` on PYTHONPATH that
+replaces sys.stdin (where the worker reads its requests) by a reader that kills the
+process with SIGSEGV, or sleeps forever, when request number N arrives.
+"""
+
+import os
+import stat
+import textwrap
+
+SITECUSTOMIZE = '''
+import os, signal, sys, time
+_ACTION = os.environ.get("EBTP_FAULT_ACTION")
+_AT = int(os.environ.get("EBTP_FAULT_AT", "0"))
+
+class _Faulty:
+    def __init__(self, stream):
+        self.stream = stream
+        self.count = 0
+    def __iter__(self):
+        for line in self.stream:
+            self.count += 1
+            if self.count == _AT:
+                if _ACTION == "crash":
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                time.sleep(10 ** 6)
+            yield line
+
+if _ACTION and "--worker" in sys.argv:
+    sys.stdin = _Faulty(sys.stdin)
+'''
+
+
+def faulty_python(tmp_path, real_python, action, at):
+    """Write a wrapper interpreter that crashes or hangs at request `at`; return its path."""
+    site = tmp_path / ("site-" + action)
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    script = tmp_path / ("python-" + action)
+    script.write_text(textwrap.dedent('''\
+        #!/bin/sh
+        export PYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" EBTP_FAULT_ACTION=%s EBTP_FAULT_AT=%d
+        exec %s "$@"
+        ''' % (site, action, at, real_python)))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)

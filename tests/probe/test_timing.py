@@ -1,0 +1,72 @@
+"""Block timing with an injected fake clock (deterministic, no sleeping)."""
+
+import pytest
+
+from eb_torchperf.probe import timing
+
+
+class FakeClock:
+    """A clock that advances by `cost_s` per call of the timed function."""
+
+    def __init__(self, cost_s):
+        self.now = 0.0
+        self.cost_s = cost_s
+        self.calls = 0
+
+    def timer(self):
+        return self.now
+
+    def fn(self):
+        self.calls += 1
+        self.now += self.cost_s
+
+
+def test_time_calls_floor():
+    clock = FakeClock(0.0)
+    assert timing.time_calls(clock.fn, 5, clock.timer) == timing.MIN_INTERVAL_S
+    assert clock.calls == 5
+
+
+def test_calibrate_reaches_min_sample():
+    clock = FakeClock(1e-4)
+    number, per_call = timing.calibrate(clock.fn, 0.002, clock.timer)
+    assert number * 1e-4 >= 0.002
+    assert number < 2 * 0.002 / 1e-4 * 1.2
+    assert per_call == pytest.approx(1e-4)
+
+
+def test_calibrate_slow_call_is_one():
+    clock = FakeClock(0.5)
+    assert timing.calibrate(clock.fn, 0.002, clock.timer) == (1, 0.5)
+    assert clock.calls == 2  # one discarded first call, one calibration call
+
+
+def test_warm_up_runs_for_its_time():
+    clock = FakeClock(0.001)
+    calls = timing.warm_up(clock.fn, 0.02, 0.001, clock.timer)
+    assert calls == 20
+
+
+def test_warm_up_skipped_for_slow_calls():
+    clock = FakeClock(0.3)
+    assert timing.warm_up(clock.fn, 0.02, 0.3, clock.timer) == 0
+    assert clock.calls == 0
+
+
+def test_measure_block_samples_until_time():
+    clock = FakeClock(0.001)
+    samples = timing.measure_block(clock.fn, 4, 0.02, timer=clock.timer)
+    assert samples == [pytest.approx(0.001)] * 5
+
+
+def test_measure_block_min_samples_beyond_time():
+    clock = FakeClock(1.0)
+    samples = timing.measure_block(clock.fn, 1, 0.01, min_samples=3, timer=clock.timer)
+    assert samples == [1.0, 1.0, 1.0]
+
+
+def test_sync_brackets_the_interval():
+    events = []
+    clock = FakeClock(0.001)
+    timing.time_calls(lambda: events.append("call"), 2, clock.timer, lambda: events.append("sync"))
+    assert events == ["sync", "call", "call", "sync"]

@@ -1,0 +1,87 @@
+"""The `eb-torchperf` shell: exit statuses, one-line errors, results always written."""
+
+import json
+
+import pytest
+
+from eb_torchperf.cli import main
+from eb_torchperf.measurements import load_results
+
+
+def run_cli(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "audit" in out and "probe" in out and "exit status" in out
+
+
+def test_missing_target_is_one_line(capsys):
+    status, out, err = run_cli(capsys, "audit", "--python", "/nonexistent/python")
+    assert status == 2
+    assert err == ("eb-torchperf: error: target interpreter '/nonexistent/python' not found or "
+                   "not executable (give a path to a python, e.g. /usr/bin/python3, or 'wheel' "
+                   "for a reference)\n")
+
+
+def test_bad_wheel_version(capsys, wheel_python):
+    status, _, err = run_cli(capsys, "audit", "--python", wheel_python,
+                             "--reference", "wheel==not.a.version")
+    assert status == 2 and "'not.a.version' is not a valid version" in err
+    assert err.count("\n") == 1
+
+
+def test_unknown_benchmark(capsys, wheel_python):
+    status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--reference", "none",
+                             "--only", "nope")
+    assert status == 2 and "unknown benchmark(s): nope" in err
+
+
+def test_bad_pairs(capsys, wheel_python):
+    status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--pairs", "0")
+    assert status == 2 and "pairs and min_rounds must be >= 1" in err
+
+
+def test_target_without_torch_writes_results(capsys, tmp_path, python_without_torch):
+    out_file = tmp_path / "r.json"
+    status, _, err = run_cli(capsys, "audit", "--python", python_without_torch,
+                             "--reference", "none", "--quiet", "--out", str(out_file))
+    assert status == 2
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("eb-torchperf: error: target %s: import torch failed: "
+                           "ModuleNotFoundError" % python_without_torch)
+    assert str(out_file) in line
+    assert load_results(out_file).complete is False
+
+
+def test_audit_wheel_against_itself_small(capsys, tmp_path, wheel_python):
+    out_file = tmp_path / "r.json"
+    status, out, err = run_cli(capsys, "audit", "--python", wheel_python, "--reference",
+                               wheel_python, "--only", "dispatch", "--pairs", "1", "--quiet",
+                               "--out", str(out_file))
+    assert status == 0, err
+    assert "Relative OPS (reference = 100 %)" in out and "BLAS_INFO" in out
+    result = load_results(out_file)
+    assert result.complete and {r.side for r in result.results} == {"target", "reference"}
+    assert result.options["pairs"] == 1
+
+
+def test_audit_without_reference_prints_absolute_rates(capsys, tmp_path, wheel_python):
+    status, out, _ = run_cli(capsys, "audit", "--python", wheel_python, "--reference", "none",
+                             "--only", "dispatch", "--pairs", "1", "--quiet",
+                             "--out", str(tmp_path / "r.json"))
+    assert status == 0 and "Absolute rates (no reference)" in out and "µs/op" in out
+
+
+def test_probe_command_debian(capsys, debian_python):
+    status, out, _ = run_cli(capsys, "probe", "--python", debian_python)
+    document = json.loads(out)
+    assert status == 0
+    assert document["build"]["blas_info"] == "generic"
+    assert document["parallel"]["intra_op_threads"] == 1

@@ -1,0 +1,64 @@
+"""Pure statistics: medians, IQR, paired ratios and their interval."""
+
+import math
+
+import pytest
+
+from eb_torchperf import stats
+
+
+def test_median_and_iqr():
+    assert stats.median([3.0, 1.0, 2.0]) == 2.0
+    assert stats.iqr([1.0, 2.0, 3.0, 4.0, 5.0]) == 2.0
+    assert stats.iqr([7.0]) == 0.0
+    assert stats.relative_iqr([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
+
+
+def test_median_empty():
+    with pytest.raises(ValueError, match="empty"):
+        stats.median([])
+
+
+def test_paired_log_ratios():
+    target = [[2.0, 2.0], [4.0]]
+    reference = [[1.0], [1.0, 1.0, 1.0]]
+    assert stats.paired_log_ratios(target, reference) == pytest.approx(
+        (math.log(0.5), math.log(0.25)))
+
+
+def test_paired_log_ratios_unequal_rounds():
+    with pytest.raises(ValueError, match="2 target vs 1 reference"):
+        stats.paired_log_ratios([[1.0], [1.0]], [[1.0]])
+
+
+def test_ratio_with_ci_known_values():
+    logs = [math.log(0.5)] * 4
+    ratio, low, high = stats.ratio_with_ci(logs)
+    assert (ratio, low, high) == pytest.approx((0.5, 0.5, 0.5))
+    ratio, low, high = stats.ratio_with_ci([0.0, 0.2])
+    half = 12.706 * statistics_stdev([0.0, 0.2]) / math.sqrt(2)
+    assert ratio == pytest.approx(math.exp(0.1))
+    assert low == pytest.approx(math.exp(0.1 - half)) and high == pytest.approx(math.exp(0.1 + half))
+
+
+def statistics_stdev(values):
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def test_ratio_with_one_round_has_no_interval():
+    assert stats.ratio_with_ci([math.log(2.0)]) == (pytest.approx(2.0), None, None)
+
+
+def test_t_quantiles():
+    assert stats.t_quantile_975(1) == 12.706
+    assert stats.t_quantile_975(30) == 2.042
+    assert stats.t_quantile_975(200) == 1.96
+    with pytest.raises(ValueError):
+        stats.t_quantile_975(0)
+
+
+def test_geometric_mean():
+    assert stats.geometric_mean([0.25, 1.0, 4.0]) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        stats.geometric_mean([1.0, 0.0])
