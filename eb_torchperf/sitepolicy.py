@@ -41,6 +41,11 @@ POLICY_VARIABLES = {
     "EB_TORCHPERF_REPORT_DIR": ("", "site folder that also receives every report"),
     "EB_TORCHPERF_PYTHON": ("", "interpreter to audit (default: the installation's python)"),
     "EB_TORCHPERF_CACHE": ("~/.cache/eb_torchperf", "where `wheel` reference venvs are kept"),
+    # read by the easyconfig check (eb_torchperf.lint.options), listed here for one table
+    "EB_TORCHPERF_HETEROGENEOUS": ("", "1: the site builds once for several CPU types "
+                                       "(easyconfig check)"),
+    "EB_TORCHPERF_SITE_GPUS": ("", "compute capabilities of the site's GPUs, e.g. 8.0,9.0 "
+                                   "(easyconfig check)"),
 }
 
 

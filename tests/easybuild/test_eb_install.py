@@ -10,9 +10,8 @@ import sys
 
 import pytest
 
-from conftest import HOOKS_FILE, TOOL_EC, TORCH_EC, pip_download, requirements
+from ebsite import HOOKS_FILE, TOOL_EC, TORCH_EC, pip_download, requirements
 
-pytestmark = pytest.mark.easybuild
 
 VERSION = "2.13.0-wheel"
 REPORT_SUBDIR = os.path.join("easybuild", "torchperf")
