@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -149,7 +150,6 @@ def test_site_hooks_file_calls_ours_in_one_line(eb_site, good_install):
 
 def test_tool_module_and_sanity_check_command(eb_site, good_install, tmp_path):
     pip_download(eb_site.sources, requirements(TOOL_EC, None))
-    import subprocess
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
                     str(eb_site.sources), str(TORCH_EC.parents[1])], check=True,
                    capture_output=True, timeout=600)
