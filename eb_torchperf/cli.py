@@ -20,6 +20,8 @@ COMMANDS = {
                 "profile target and reference per operator, and try run-time remedies"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "sanity-check": ("eb_torchperf.sanity_cli",
+                     "audit an installed PyTorch under the site policy; exit status is the verdict"),
     "lint": ("eb_torchperf.lint_cli",
              "check PyTorch easyconfigs for known performance traps before building"),
     "report": ("eb_torchperf.report_cli", "re-render the reports of a stored results JSON"),

@@ -12,11 +12,11 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "setup: installing Debian packages (python3-torch, BLAS providers)" >&2
+    echo "setup: installing Debian packages (python3-torch, BLAS providers, Lmod)" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends python3-torch libblas3 liblapack3 \
-        libopenblas0-pthread chromium >/dev/null
+        libopenblas0-pthread chromium lmod >/dev/null
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
     update-alternatives --quiet --set "libblas.so.3-$arch" "/usr/lib/$arch/blas/libblas.so.3"
     update-alternatives --quiet --set "liblapack.so.3-$arch" "/usr/lib/$arch/lapack/liblapack.so.3"

@@ -1,0 +1,175 @@
+"""Real `eb` runs of the hook (issue 5): install, fail mode, --sanity-check-only,
+entry points beside a site hooks file, a site hooks file calling ours, the eb_torchperf
+module and `eb-torchperf sanity-check`.  Run times are printed at the end of pytest."""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ebsite import HOOKS_FILE, TOOL_EC, TORCH_EC, pip_download, requirements
+
+
+VERSION = "2.13.0-wheel"
+REPORT_SUBDIR = os.path.join("easybuild", "torchperf")
+
+
+def _read_json(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def _report_dir(site, version=VERSION):
+    return site.installdir("PyTorch", version) / REPORT_SUBDIR
+
+
+def _variant(site, suffix, extra):
+    """The wheel easyconfig with another versionsuffix and extra lines, in the temp site."""
+    text = TORCH_EC.read_text().replace("versionsuffix = '-wheel'", "versionsuffix = '%s'" % suffix)
+    path = site.root / ("PyTorch-2.13.0%s.eb" % suffix)
+    path.write_text(text + "\n" + extra + "\n")
+    return path
+
+
+def _module_state(site):
+    path = site.module_file("PyTorch", VERSION)
+    return path.read_bytes(), path.stat().st_mtime_ns
+
+
+def test_install_warn_mode_writes_reports_and_module(eb_site, good_install):
+    assert good_install.returncode == 0, good_install.stdout[-3000:]
+    assert eb_site.module_file("PyTorch", VERSION).is_file()
+    folder = _report_dir(eb_site)
+    verdict = _read_json(folder / "verdict.json")
+    results = _read_json(folder / "torchperf.json")
+    assert verdict["status"] == "ok", verdict["summary"]
+    assert verdict["summary"].startswith("clean: ")
+    assert [r["bench"] for r in results["results"]] == ["matmul_fp32", "matmul_fp32"]
+    installdir = str(eb_site.installdir("PyTorch", VERSION))
+    assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
+    assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
+    assert "== eb_torchperf: clean: geomean relative OPS" in good_install.stdout
+    assert "== eb_torchperf: report: %s" % folder in good_install.stdout.replace("\n", "")
+    if importlib.util.find_spec("eb_torchperf.report"):
+        assert {"torchperf.html", "torchperf.md"} <= set(os.listdir(folder))
+
+
+def test_parse_hook_reports_once_per_easyconfig(good_install):
+    lines = re.findall(r"== eb_torchperf: (?:easyconfig check skipped for \S+|PyTorch-2\.13\.0-"
+                       r"wheel\.eb: easyconfig check clean)", good_install.stdout)
+    if importlib.util.find_spec("eb_torchperf.lint"):
+        lines += re.findall(r"== eb_torchperf: PyTorch-2\.13\.0-wheel\.eb: \[", good_install.stdout)
+    assert lines, good_install.stdout[:3000]
+    assert len(set(lines)) == len(lines)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("eb_torchperf.diagnose") is None,
+                    reason="needs the diagnosis rules (eb_torchperf.diagnose, issue 3)")
+def test_bad_module_env_fails_on_finding_without_module(eb_site, good_install):
+    threads = 4 * (os.cpu_count() or 1)
+    path = _variant(eb_site, "-wheel-badenv", "modextravars = {'OMP_NUM_THREADS': '%d'}" % threads)
+    proc = eb_site.eb("install, bad env, fail mode", "--hooks=%s" % HOOKS_FILE, path,
+                      EB_TORCHPERF_MODE="fail", EB_TORCHPERF_LINT="warn")
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert not eb_site.module_file("PyTorch", "2.13.0-wheel-badenv").exists()
+    verdict = _read_json(_report_dir(eb_site, "2.13.0-wheel-badenv") / "verdict.json")
+    assert verdict["status"] == "fail" and verdict["blocking"], verdict
+    assert all(f["severity"] == "error" for f in verdict["blocking"])
+    assert any("OMP_NUM_THREADS" in json.dumps(f) and str(threads) in json.dumps(f)
+               for f in verdict["blocking"]), verdict["blocking"]
+    first = verdict["blocking"][0]
+    one_line = "eb_torchperf: PyTorch 2.13.0: FAIL: [error] %s: " % first["rule_id"]
+    assert one_line in proc.stdout.replace("\n", " ").replace("  ", " ")
+
+
+def test_fail_mode_below_minimum_stops_before_module(eb_site, good_install):
+    path = _variant(eb_site, "-wheel-gate", "")
+    proc = eb_site.eb("install, fail mode, minimum 1000 %", "--hooks=%s" % HOOKS_FILE, path,
+                      EB_TORCHPERF_MODE="fail", EB_TORCHPERF_LINT="warn",
+                      EB_TORCHPERF_MIN_RELATIVE_OPS="1000")
+    assert proc.returncode != 0
+    assert not eb_site.module_file("PyTorch", "2.13.0-wheel-gate").exists()
+    text = " ".join(proc.stdout.split())
+    assert re.search(r"ERROR: Installation of PyTorch-2\.13\.0-wheel-gate\.eb failed: eb_torchperf: "
+                     r"PyTorch 2\.13\.0: FAIL: .*\(minimum 1000 %\), BELOW MINIMUM; report: \S+"
+                     r"torchperf\.(json|html)", text), text[-2000:]
+
+
+def test_sanity_check_only_reaudits_and_keeps_module(eb_site, good_install):
+    before = _module_state(eb_site)
+    first = _read_json(_report_dir(eb_site) / "torchperf.json")["created_utc"]
+    proc = eb_site.eb("--sanity-check-only, warn", "--hooks=%s" % HOOKS_FILE, "--sanity-check-only",
+                      TORCH_EC, EB_TORCHPERF_MODE="warn")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "== eb_torchperf: clean: " in proc.stdout
+    assert _read_json(_report_dir(eb_site) / "torchperf.json")["created_utc"] >= first
+    assert _module_state(eb_site) == before
+    failed = eb_site.eb("--sanity-check-only, fail", "--hooks=%s" % HOOKS_FILE,
+                        "--sanity-check-only", TORCH_EC, EB_TORCHPERF_MODE="fail",
+                        EB_TORCHPERF_LINT="warn", EB_TORCHPERF_MIN_RELATIVE_OPS="1000")
+    assert failed.returncode != 0
+    assert "BELOW MINIMUM" in failed.stdout
+    assert _module_state(eb_site) == before
+
+
+def _site_hooks(site, body):
+    path = site.root / "site_hooks.py"
+    path.write_text(body.replace("MARKER", str(site.root / "site-hook-ran")))
+    (site.root / "site-hook-ran").unlink(missing_ok=True)
+    return path
+
+
+def test_entry_points_run_beside_a_site_hooks_file(eb_site, good_install):
+    hooks = _site_hooks(eb_site, "def parse_hook(ec, *args, **kwargs):\n"
+                                 "    open('MARKER', 'w').write(ec.name)\n")
+    (_report_dir(eb_site) / "verdict.json").unlink()
+    proc = eb_site.eb("--sanity-check-only, entry points", "--use-entrypoints",
+                      "--hooks=%s" % hooks, "--sanity-check-only", TORCH_EC)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (eb_site.root / "site-hook-ran").read_text() == "PyTorch"
+    assert _read_json(_report_dir(eb_site) / "verdict.json")["status"] == "ok"
+    assert proc.stdout.count("== eb_torchperf: clean: ") == 1
+
+
+def test_site_hooks_file_calls_ours_in_one_line(eb_site, good_install):
+    hooks = _site_hooks(eb_site, "from eb_torchperf import easybuild_hooks as torchperf\n\n"
+                                 "def post_sanitycheck_hook(self, *args, **kwargs):\n"
+                                 "    torchperf.post_sanitycheck_hook(self, *args, **kwargs)\n"
+                                 "    open('MARKER', 'w').write(self.name)\n")
+    (_report_dir(eb_site) / "verdict.json").unlink()
+    proc = eb_site.eb("--sanity-check-only, site hooks file", "--hooks=%s" % hooks,
+                      "--sanity-check-only", TORCH_EC)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (eb_site.root / "site-hook-ran").read_text() == "PyTorch"
+    assert _read_json(_report_dir(eb_site) / "verdict.json")["status"] == "ok"
+
+
+def test_tool_module_and_sanity_check_command(eb_site, good_install, tmp_path):
+    pip_download(eb_site.sources, requirements(TOOL_EC, None))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(eb_site.sources), str(TORCH_EC.parents[1])], check=True,
+                   capture_output=True, timeout=600)
+    proc = eb_site.eb("install eb_torchperf module", TOOL_EC)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    tool_root = eb_site.installdir("eb_torchperf", "0.1.0")
+    assert (tool_root / "hooks" / "torchperf.py").read_text().startswith(
+        "from eb_torchperf.easybuild_hooks import parse_hook, post_sanitycheck_hook")
+    script = ('module load eb_torchperf PyTorch/%s && command -v eb-torchperf && '
+              'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 1 '
+              '--out-dir "$2" "${@:3}"' % VERSION)
+    ok = eb_site.shell("sanity-check command", script, sys.executable, str(tmp_path / "ok"))
+    assert ok.returncode == 0, ok.stdout
+    assert ok.stdout.splitlines()[0] == str(tool_root / "bin" / "eb-torchperf")
+    results = _read_json(tmp_path / "ok" / "torchperf.json")
+    installdir = str(eb_site.installdir("PyTorch", VERSION))
+    assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
+    assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
+    assert str(tool_root) not in results["target"]["facts"]["env"].get("PYTHONPATH", "")
+    failed = eb_site.shell("sanity-check command, minimum 1000 %", script, sys.executable,
+                           str(tmp_path / "fail"), "--min-relative-ops", "1000")
+    assert failed.returncode == 1, failed.stdout
+    assert re.search(r"^torchperf FAIL: .*BELOW MINIMUM$", failed.stdout, re.M)
