@@ -18,6 +18,8 @@ COMMANDS = {
               "measure a PyTorch interpreter against a reference (the main job)"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "fleet": ("eb_torchperf.fleet_cli",
+              "audit on every node type of a Slurm cluster and report them side by side"),
 }
 
 EPILOG = """\
