@@ -38,11 +38,13 @@ class NodeRow:
 
 @dataclasses.dataclass(frozen=True)
 class FindingsBlock:
-    """Findings of one node type; `lines` are "severity rule-id: title — advice"."""
+    """Findings of one node type; `lines` are "severity rule-id: title — advice";
+    `summary` is "none" or "not diagnosed" when there are no lines."""
 
     name: str
     node: str
     lines: Tuple[str, ...]
+    summary: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +119,9 @@ def _findings_block(outcome: JobOutcome) -> FindingsBlock:
     lines = tuple("%s %s: %s%s" % (f.severity, f.rule_id, f.title,
                                    " — " + f.advice if f.advice else "")
                   for f in sort_findings(outcome.findings))
-    return FindingsBlock(outcome.job.name, outcome.cpu_model or outcome.host or MISSING, lines)
+    summary = "" if lines else ("none" if outcome.findings_available else "not diagnosed")
+    return FindingsBlock(outcome.job.name, outcome.cpu_model or outcome.host or MISSING, lines,
+                         summary)
 
 
 def _failed_row(outcome: JobOutcome) -> FailedRow:
@@ -166,7 +170,7 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right_from: 
 
 
 def _md_failed(title: str, rows: Sequence[FailedRow]) -> List[str]:
-    lines = ["", "## %s" % title, ""]
+    lines = ["## %s" % title, ""]
     lines += _md_table(("partition", "target", "job", "Slurm state", "cause"),
                        [(r.partition, r.target, r.job_id, r.state, r.cause) for r in rows], 99)
     for r in rows:
@@ -176,31 +180,37 @@ def _md_failed(title: str, rows: Sequence[FailedRow]) -> List[str]:
     return lines
 
 
-def render_markdown(view: FleetView) -> str:
-    """The fleet report as Markdown."""
-    lines = ["# eb-torchperf fleet report", "", view.summary, ""]
-    lines += ["## Relative OPS per node type (reference = 100 %)", ""]
-    if view.rows:
-        lines += _md_table(("partition", "target", "node", "CPU", "GPU") + view.columns
-                           + ("geomean",),
-                           [(r.partition, r.target, r.host, r.cpu, r.gpu) + r.cells
-                            + (r.geomean,) for r in view.rows], 5)
-        lines += ["", LEGEND]
-    else:
-        lines.append("No job produced complete results.")
-    lines += ["", "## Findings per node type", ""]
+def _md_findings(view: FleetView) -> List[str]:
+    lines = ["## Findings per node type"]
     if view.findings_note:
-        lines.append("Findings: " + view.findings_note + ".")
+        lines += ["", "Findings: " + view.findings_note + "."]
     for block in view.findings:
-        lines.append("**%s** (%s): %s" % (block.name, block.node, "none" if not block.lines
-                                          else ""))
-        lines += ["- " + _md_cell(line) for line in block.lines]
-        lines.append("")
+        head = "**%s** (%s):" % (block.name, block.node)
+        lines += ["", head + " " + block.summary] if not block.lines else \
+            ["", head, ""] + ["- " + _md_cell(line) for line in block.lines]
+    return lines
+
+
+def _md_ops(view: FleetView) -> List[str]:
+    lines = ["## Relative OPS per node type (reference = 100 %)", ""]
+    if not view.rows:
+        return lines + ["No job produced complete results."]
+    lines += _md_table(("partition", "target", "node", "CPU", "GPU") + view.columns
+                       + ("geomean",),
+                       [(r.partition, r.target, r.host, r.cpu, r.gpu) + r.cells + (r.geomean,)
+                        for r in view.rows], 5)
+    return lines + ["", LEGEND]
+
+
+def render_markdown(view: FleetView) -> str:
+    """The fleet report as Markdown: sections separated by one blank line."""
+    sections = [["# eb-torchperf fleet report", "", view.summary], _md_ops(view),
+                _md_findings(view)]
     if view.failed:
-        lines += _md_failed("Failed jobs", view.failed)
+        sections.append(_md_failed("Failed jobs", view.failed))
     if view.unfinished:
-        lines += _md_failed("Unfinished jobs", view.unfinished)
-    return "\n".join(lines).rstrip() + "\n"
+        sections.append(_md_failed("Unfinished jobs", view.unfinished))
+    return "\n\n".join("\n".join(section) for section in sections) + "\n"
 
 
 def _rich_failed(title: str, rows: Sequence[FailedRow]) -> Table:
@@ -226,8 +236,7 @@ def render_terminal(view: FleetView) -> Group:
     if view.findings_note:
         parts.append(Text("Findings: " + view.findings_note, style="dim"))
     for block in view.findings:
-        parts.append(Text("Findings on %s (%s): %s" % (block.name, block.node,
-                                                       "none" if not block.lines else "")))
+        parts.append(Text("Findings on %s (%s): %s" % (block.name, block.node, block.summary)))
         parts += [Text("  " + line) for line in block.lines]
     if view.failed:
         parts.append(_rich_failed("Failed jobs", view.failed))

@@ -29,6 +29,8 @@ TERMINAL_STATES = frozenset({
 SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList", "Reason", "Partition")
 #: What sacct prints when the cluster has no accounting storage.
 NO_ACCOUNTING_TEXT = "accounting storage is disabled"
+#: Reason values that add nothing to the state and exit status.
+UNTOLD_REASONS = frozenset({"", "None", "(null)", "NonZeroExitCode"})
 #: What scontrol prints for a job it no longer (or never) knew.
 INVALID_JOB_TEXT = "Invalid job id"
 
@@ -73,7 +75,7 @@ class JobState:
             parts.append("killed by %s (signal %d)" % (signal_name(self.signal), self.signal))
         elif self.exit_code is not None:
             parts.append(describe_exit(self.exit_code))
-        if self.reason and self.reason not in ("None", "(null)"):
+        if self.reason and self.reason not in UNTOLD_REASONS:
             parts.append("reason %s" % self.reason)
         return ", ".join(parts)
 

@@ -97,12 +97,15 @@ def refresh_states(manifest: FleetManifest, query: Callable = None,
 def wait_jobs(manifest: FleetManifest, deadline_s: float, query: Optional[Callable] = None,
               poll_s: float = POLL_S, clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep,
-              log: Callable[[str], None] = lambda msg: None) -> FleetManifest:
+              log: Callable[[str], None] = lambda msg: None,
+              cancel: Callable = slurm.cancel) -> FleetManifest:
     """Poll until every job has ended; at the deadline, cancel what still runs.
 
     Args:
         deadline_s: seconds from now after which unfinished jobs are cancelled.
         query: job ids -> {id: JobState} (default: slurm.StateQuery()).
+        poll_s, clock, sleep: polling interval and the time functions (tests pass fakes).
+        cancel: job ids -> None, called at the deadline (default: scancel).
 
     Returns:
         the manifest with final states (saved after every change).
@@ -118,15 +121,16 @@ def wait_jobs(manifest: FleetManifest, deadline_s: float, query: Optional[Callab
         if not unfinished(manifest):
             return manifest
         if clock() >= end:
-            return _cancel_at_deadline(manifest, deadline_s, query, poll_s, clock, sleep, log)
+            cancel([job.job_id for job in unfinished(manifest)])
+            return _after_cancel(manifest, deadline_s, query, poll_s, clock, sleep, log)
         sleep(poll_s)
 
 
-def _cancel_at_deadline(manifest, deadline_s, query, poll_s, clock, sleep, log):
+def _after_cancel(manifest, deadline_s, query, poll_s, clock, sleep, log):
+    """Wait up to CANCEL_GRACE_S for the cancelled jobs' final states; note why they ended."""
     pending = unfinished(manifest)
-    log("deadline of %g s passed: cancelling %s" % (
+    log("deadline of %g s passed: cancelled %s" % (
         deadline_s, ", ".join("%s (job %s)" % (j.name, j.job_id) for j in pending)))
-    slurm.cancel(job.job_id for job in pending)
     end = clock() + CANCEL_GRACE_S
     while unfinished(manifest) and clock() < end:
         sleep(poll_s)
