@@ -38,7 +38,12 @@ REPORT_NAME = "fleet.md"
 
 
 def add_arguments(parser) -> None:
-    slurm = parser.add_argument_group("Slurm (sbatch's own options)")
+    _slurm_arguments(parser.add_argument_group("Slurm (sbatch's own options)"))
+    _audit_arguments(parser.add_argument_group("audit (as in eb-torchperf audit)"))
+    _fleet_arguments(parser.add_argument_group("fleet"))
+
+
+def _slurm_arguments(slurm) -> None:
     slurm.add_argument("-p", "--partition", action="append", default=[],
                        help="partition to audit on (repeatable: one job each)")
     slurm.add_argument("-A", "--account")
@@ -48,7 +53,9 @@ def add_arguments(parser) -> None:
     slurm.add_argument("-C", "--constraint")
     slurm.add_argument("sbatch_extra", nargs="*", metavar="-- SBATCH_OPTION",
                        help="further sbatch options, after `--`")
-    audit = parser.add_argument_group("audit (as in eb-torchperf audit)")
+
+
+def _audit_arguments(audit) -> None:
     audit.add_argument("--python", action="append", default=[], metavar="TARGET",
                        help="interpreter to audit, as found on the nodes (repeatable; "
                             "default python3)")
@@ -65,7 +72,9 @@ def add_arguments(parser) -> None:
                        help="a worker silent this long is taken as hung (default 300)")
     audit.add_argument("--pip-option", action="append", default=[], metavar="OPT")
     audit.add_argument("--cache-dir", help="where a wheel reference venv is built")
-    fleet = parser.add_argument_group("fleet")
+
+
+def _fleet_arguments(fleet) -> None:
     fleet.add_argument("-o", "--out", metavar="DIR",
                        help="fleet folder, on a filesystem the nodes share "
                             "(default: reports/fleet-<UTC time>)")
@@ -145,14 +154,19 @@ def report(manifest: FleetManifest, out: Console) -> int:
     return int(bad_job or error_finding)
 
 
-def _render_existing(directory: str, out: Console, err: Console) -> int:
+def _logger(console: Console):
+    """msg -> one plain line on `console` (no wrapping, no rich markup)."""
+    return lambda msg: console.print(msg, highlight=False, markup=False, soft_wrap=True)
+
+
+def _render_existing(directory: str, out: Console, log) -> int:
     manifest = load_manifest(directory)
     try:
-        manifest = submit.refresh_states(manifest, log=lambda m: err.print(m, highlight=False))
+        manifest = submit.refresh_states(manifest, log=log)
         manifest.save()
     except SlurmError as exc:
-        err.print("could not ask Slurm about unfinished jobs (%s); rendering what the "
-                  "folder holds" % exc, highlight=False)
+        log("could not ask Slurm about unfinished jobs (%s); rendering what the folder holds"
+            % exc)
     return report(manifest, out)
 
 
@@ -164,11 +178,10 @@ def _dry_run(manifest: FleetManifest) -> int:
 
 
 def run(args) -> int:
-    err = Console(stderr=True)
     out = Console()
-    log = lambda msg: err.print(msg, highlight=False, markup=False)  # noqa: E731
+    log = _logger(Console(stderr=True))
     if args.render:
-        return _render_existing(args.render, out, err)
+        return _render_existing(args.render, out, log)
     manifest = build_manifest(args)
     if args.dry_run:
         return _dry_run(manifest)

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 D=${SLURM_TEST_DIR:-/tmp/eb-torchperf-slurm}
 ACCOUNTING=${SLURM_ACCOUNTING:-1}
 CTLD_PORT=${SLURM_TEST_PORT:-6817}        # slurmd uses +1, slurmdbd +2, MariaDB +3
-PACKAGES="slurm-wlm munge"
+PACKAGES="slurm-wlm munge lmod"   # lmod: `module load` in fleet jobs, as on sites
 [ "$ACCOUNTING" = 1 ] && PACKAGES="$PACKAGES slurmdbd mariadb-server"
 START_TIMEOUT_S=60
 

@@ -2,11 +2,11 @@
 
 A job is "ok" when its results file holds a complete audit, whatever its exit status
 (an audit may exit 1 for findings); "unfinished" while Slurm may still run it;
-"failed" otherwise, with a one-line cause built from, in this order, what
-eb-torchperf did to it (cancelled at the deadline),
-the audit's own error (e.g. "worker killed by signal SIGILL while starting"), and the
-most telling line of the job's stderr (slurmstepd's "CANCELLED AT ... DUE TO TIME
-LIMIT", "oom-kill", "Illegal instruction"); Slurm's state is shown beside it.
+"failed" otherwise, with a one-line cause (see `failure_cause`): what eb-torchperf
+did to the job (cancelled at the deadline), the audit's own error (e.g. "worker
+killed by signal SIGILL while starting"), or the most telling line of the job's
+stderr (slurmstepd's "CANCELLED AT ... DUE TO TIME LIMIT", "oom-kill", "Illegal
+instruction").  Slurm's final state (exit code, signal) is shown beside it.
 """
 
 import dataclasses
@@ -125,14 +125,25 @@ def failure_cause(job: FleetJob, result: Optional[AuditResult], results_problem:
     if result is not None and result.errors:
         parts.append(str(result.errors[-1].get("message", "")))
     else:
-        telling = [line for line in stderr_tail.splitlines() if TELLING_LINE.search(line)]
+        telling = _telling_line(stderr_tail)
         if telling:
-            parts.append(telling[-1].strip())
+            parts.append(telling)
         elif results_problem and job.job_id:
             parts.append(results_problem)
     if not parts and job.state is not None:
         parts.append(job.state.describe())
     return "; ".join(p for p in parts if p) or "unknown (no Slurm state, results or stderr)"
+
+
+def _telling_line(stderr_tail: str) -> str:
+    """The last stderr line matching TELLING_LINE, with the next line when it ends in ":"
+    (Lmod: 'The following module(s) are unknown:' / '"nosuch/1.0"')."""
+    lines = [line.strip() for line in stderr_tail.splitlines()]
+    for index in range(len(lines) - 1, -1, -1):
+        if TELLING_LINE.search(lines[index]):
+            more = lines[index + 1:index + 2] if lines[index].endswith(":") else []
+            return " ".join([lines[index]] + more)
+    return ""
 
 
 def _load(path: str) -> Tuple[Optional[AuditResult], str]:

@@ -174,18 +174,21 @@ def job_paths(directory: str, name: str) -> dict:
 def batch_script(job: FleetJob, directory: str, sbatch: SbatchOptions, audit: AuditSpec) -> str:
     """The sbatch script of one job: directives, optional `module load`, the audit.
 
-    The audit's exit status is the job's: 0 complete, 2 cut short (the results JSON
-    still holds what was measured and the error).
+    A `module load` that fails fails the job (`set -e`), rather than auditing whatever
+    python3 is on PATH.  The audit's exit status is the job's: 0 complete, 2 cut short
+    (the results JSON still holds what was measured and the error).
     """
     paths = job_paths(directory, job.name)
-    lines = ["#!/bin/bash",
+    # A login shell reads /etc/profile.d, where Lmod and Environment Modules define
+    # `module`; sbatch runs the script as a plain non-login shell otherwise.
+    lines = ["#!/bin/bash -l" if job.kind == "module" else "#!/bin/bash",
              "#SBATCH --job-name=torchperf-%s" % job.name,
              "#SBATCH --partition=%s" % job.partition,
              "#SBATCH --output=%s" % paths["stdout"],
              "#SBATCH --error=%s" % paths["stderr"]]
     lines += ["#SBATCH %s" % opt for opt in sbatch.directives()]
     lines += ["# eb-torchperf fleet: audit of %s %s on partition %s"
-              % (job.kind, job.target, job.partition), "set -u"]
+              % (job.kind, job.target, job.partition), "set -eu"]
     python = job.target
     if job.kind == "module":
         lines.append("module load %s" % shlex.quote(job.target))

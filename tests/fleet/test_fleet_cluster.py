@@ -5,13 +5,18 @@ these tests check that jobs run, fail and are reported, not performance.
 """
 
 import json
+import os
 import re
 import subprocess
+
+import pytest
 
 from eb_torchperf import cli
 from eb_torchperf.fleet import gather, submit
 from eb_torchperf.fleet.plan import load_manifest
 
+#: Lmod's shell set-up, read by the login shell of module jobs (Debian package lmod).
+LMOD_INIT = "/etc/profile.d/lmod.sh"
 TINY = ["--only", "dispatch", "--pairs", "1", "--cpus-per-task", "1", "--time", "10",
         "--deadline", "600"]
 
@@ -98,3 +103,25 @@ def test_dry_run_prints_scripts_and_submits_nothing(torch_python, tmp_path, caps
     assert out.count("#!/bin/bash") == 2
     assert "#SBATCH --partition=grace\n" in out and "#SBATCH --qos=debug\n" in out
     assert not (tmp_path / "fleet").exists()
+
+
+def test_module_targets_loaded_in_the_job(slurm_conf, torch_python, tmp_path, monkeypatch):
+    if not os.path.exists(LMOD_INIT):
+        pytest.skip("Lmod is not installed (scripts/slurm-up.sh installs it)")
+    modules = tmp_path / "modules" / "torchwheel"
+    modules.mkdir(parents=True)
+    (modules / "2.13.lua").write_text('prepend_path("PATH", "%s")\n'
+                                      % os.path.dirname(torch_python))
+    monkeypatch.setenv("MODULEPATH", str(tmp_path / "modules"))
+    folder = tmp_path / "fleet"
+    status = cli.main(["fleet", "-p", "zen", "--module", "torchwheel/2.13", "--module",
+                       "nosuch/1.0", "--reference", torch_python, "-o", str(folder), *TINY])
+    assert status == 1
+    loaded, missing = gather.gather(load_manifest(str(folder)))
+    assert (loaded.job.name, loaded.status) == ("zen--torchwheel-2.13", "ok")
+    # python3 resolved in the job: the one the module put first on PATH
+    assert loaded.result.target.python == os.path.join(os.path.dirname(torch_python), "python3")
+    assert (missing.job.name, missing.status) == ("zen--nosuch-1.0", "failed")
+    assert missing.job.state.exit_code == 1
+    assert missing.cause == ('Lmod has detected the following error: The following module(s) '
+                             'are unknown: "nosuch/1.0"')

@@ -4,7 +4,7 @@ import pathlib
 
 from rich.console import Console
 
-from eb_torchperf.fleet import gather, render
+from eb_torchperf.fleet import gather, render, slurm
 from eb_torchperf.fleet.plan import FleetJob
 from eb_torchperf.fleet.slurm import JobState
 
@@ -55,8 +55,8 @@ def test_deadline_note_and_refused_submission(tmp_path):
     refused = FleetJob("gpu", "gpu", "python3", state=JobState(
         "", "NOT_SUBMITTED", reason="sbatch --parsable failed (exit 1): sbatch: error: invalid "
                                     "partition specified: gpu", source="sbatch"))
-    late = job("zen", "CANCELLED", job_id="9", note="cancelled by eb-torchperf fleet: its "
-                                                   "deadline of 60 s passed (--deadline)")
+    note = "cancelled by eb-torchperf fleet: its deadline of 60 s passed (--deadline)"
+    late = job("zen", "CANCELLED", job_id="9", note=note)
     manifest = fleet_folder(tmp_path, [late, refused])
     late_outcome, refused_outcome = gather.gather(manifest)
     assert late_outcome.cause.startswith("cancelled by eb-torchperf fleet: its deadline of 60 s")
@@ -142,3 +142,15 @@ def test_terminal_report_renders_the_same_rows(tmp_path):
     text = console.export_text()
     assert "│ zen       │ python3 │ node-amd │ AMD EPYC 9654 │ none │    50.0 % * │" in text
     assert "│ grace     │ python3 │ 8   │ FAILED, killed by SIGILL (signal 4) │" in text
+
+
+def test_timeout_job_cause_from_sacct_and_stderr(tmp_path):
+    state = slurm.parse_sacct((DATA / "sacct-timeout.txt").read_text())["6"]
+    timed_out = FleetJob("zen", "zen", "python3", job_id="6", state=state)
+    manifest = fleet_folder(tmp_path, [timed_out],
+                            stderr={"zen": (DATA / "stderr-timeout.txt").read_text()})
+    (outcome,) = gather.gather(manifest)
+    assert outcome.cause == ("slurmstepd-vm: error: *** JOB 6 ON vm CANCELLED AT "
+                             "2026-11-30T17:59:33 DUE TO TIME LIMIT ***")
+    row = render.fleet_view(manifest, [outcome]).failed[0]
+    assert (row.job_id, row.state) == ("6", "TIMEOUT, exit 0")

@@ -51,13 +51,13 @@ def test_batch_script_of_a_module_job():
     job = plan.FleetJob("grace", "grace", "PyTorch/2.9.1-foss-2025a", "module")
     script = plan.batch_script(job, "/shared/fleet", plan.SbatchOptions(time="10"), AUDIT)
     lines = script.splitlines()
-    assert lines[:7] == ["#!/bin/bash", "#SBATCH --job-name=torchperf-grace",
+    assert lines[:7] == ["#!/bin/bash -l", "#SBATCH --job-name=torchperf-grace",
                          "#SBATCH --partition=grace",
                          "#SBATCH --output=/shared/fleet/jobs/grace.out",
                          "#SBATCH --error=/shared/fleet/jobs/grace.err", "#SBATCH --time=10",
                          "# eb-torchperf fleet: audit of module PyTorch/2.9.1-foss-2025a on "
                          "partition grace"]
-    assert "module load PyTorch/2.9.1-foss-2025a" in lines
+    assert lines[7:9] == ["set -eu", "module load PyTorch/2.9.1-foss-2025a"]
     command = shlex.split(script[script.index("/sw/venv"):].replace("\\\n", " "))
     assert command == ["/sw/venv/bin/python", "-E", "-m", "eb_torchperf.cli", "audit",
                        "--python", "python3", "--reference", "/sw/wheel/bin/python",
