@@ -29,13 +29,14 @@ die() { echo "slurm-up: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (daemons run as root; nothing goes to /etc)"
 
 missing=$(for p in $PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
-          | grep -q "install ok installed" || echo "$p"; done)
+          | grep -q "install ok installed" || printf '%s ' "$p"; done)
 if [ -n "$missing" ]; then
-    echo "slurm-up: installing $missing" >&2
+    echo "slurm-up: installing ${missing% }" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     # shellcheck disable=SC2086
     apt-get install -y -q --no-install-recommends $missing >/dev/null
+    echo "slurm-up: installed in ${SECONDS}s" >&2
 fi
 
 if [ -e "$D/etc/slurm.conf" ]; then
@@ -131,6 +132,7 @@ ReturnToService=2
 MinJobAge=300
 KillWait=5
 InactiveLimit=0
+MailProg=/bin/true
 $ACCT_LINES
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN
 PartitionName=zen Nodes=$HOST Default=YES MaxTime=60 State=UP OverSubscribe=NO
@@ -139,11 +141,8 @@ EOF
 export SLURM_CONF=$D/etc/slurm.conf
 
 if [ "$ACCOUNTING" = 1 ]; then
-    slurmdbd
+    slurmdbd   # slurmctld registers the cluster itself; jobs need no association here
     wait_for slurmdbd sacctmgr -n list cluster
-    sacctmgr -i add cluster torchperf >/dev/null
-    sacctmgr -i add account torchperf Cluster=torchperf >/dev/null
-    sacctmgr -i add user root Account=torchperf DefaultAccount=torchperf >/dev/null
 fi
 slurmctld -c
 slurmd -c

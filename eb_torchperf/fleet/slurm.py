@@ -7,8 +7,8 @@ pickled Python call; pyslurm does not build against older Slurm releases.
 
 Job states come from `sacct` when the cluster has accounting (slurmdbd), which keeps
 the final state, exit code and signal of every job; without accounting, from
-`scontrol show job`, which knows a job only until `MinJobAge` (slurm.conf, default
-300 s) after it ended.  A job neither knows is reported as state "UNKNOWN" and counts
+`scontrol show job`, which knows a job only until `MinJobAge` (default 300 s,
+https://slurm.schedmd.com/slurm.conf.html#OPT_MinJobAge) after it ended.  A job neither knows is reported as state "UNKNOWN" and counts
 as ended, so a poller never waits forever for a job that died without a trace.
 """
 
@@ -21,7 +21,8 @@ from ..errors import SlurmError
 
 #: Seconds one Slurm command may take; slurmctld answers in milliseconds when healthy.
 COMMAND_TIMEOUT_S = 60.0
-#: Job states after which a job does not run again (squeue(1) "JOB STATE CODES").
+#: Job states after which a job does not run again, from squeue(1) "JOB STATE CODES"
+#: (https://slurm.schedmd.com/squeue.html#SECTION_JOB-STATE-CODES); UNKNOWN is ours.
 TERMINAL_STATES = frozenset({
     "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
     "OUT_OF_MEMORY", "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT", "UNKNOWN"})

@@ -16,7 +16,8 @@ from .plan import FleetJob, FleetManifest, batch_script, job_paths
 #: Seconds between two state queries; one sacct call costs slurmdbd a few ms.
 POLL_S = 2.0
 #: After the deadline the fleet cancels what still runs and waits this long for Slurm
-#: to record the cancellation (KillWait, default 30 s, plus the epilog).
+#: to record the cancellation: KillWait (default 30 s,
+#: https://slurm.schedmd.com/slurm.conf.html#OPT_KillWait) plus the epilog.
 CANCEL_GRACE_S = 60.0
 #: JobState.state of a job sbatch refused (not a Slurm state).
 NOT_SUBMITTED = "NOT_SUBMITTED"
