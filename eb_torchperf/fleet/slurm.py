@@ -8,8 +8,9 @@ pickled Python call; pyslurm does not build against older Slurm releases.
 Job states come from `sacct` when the cluster has accounting (slurmdbd), which keeps
 the final state, exit code and signal of every job; without accounting, from
 `scontrol show job`, which knows a job only until `MinJobAge` (default 300 s,
-https://slurm.schedmd.com/slurm.conf.html#OPT_MinJobAge) after it ended.  A job neither knows is reported as state "UNKNOWN" and counts
-as ended, so a poller never waits forever for a job that died without a trace.
+https://slurm.schedmd.com/slurm.conf.html#OPT_MinJobAge) after it ended.  A job
+neither knows is reported as state "UNKNOWN" and counts as ended, so a poller never
+waits forever for a job that died without a trace.
 """
 
 import dataclasses
