@@ -26,6 +26,8 @@ COMMANDS = {
              "check PyTorch easyconfigs for known performance traps before building"),
     "report": ("eb_torchperf.report_cli", "re-render the reports of a stored results JSON"),
     "compare": ("eb_torchperf.compare_cli", "compare two stored runs (before/after, two nodes)"),
+    "fleet": ("eb_torchperf.fleet_cli",
+              "audit on every node type of a Slurm cluster and report them side by side"),
 }
 
 EPILOG = """\

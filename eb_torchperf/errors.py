@@ -32,3 +32,19 @@ class SchemaError(TorchPerfError):
 
 class ConfigError(TorchPerfError):
     """Bad user input: option values, paths, reference specifications."""
+
+
+class SlurmError(TorchPerfError):
+    """A Slurm command (sbatch, sacct, scontrol, scancel) failed or could not run.
+
+    Attributes:
+        command: argv of the Slurm command.
+        exit_code: its exit status, or None when it did not start or timed out.
+        stderr_tail: the last lines it wrote to stderr.
+    """
+
+    def __init__(self, message, command=(), exit_code=None, stderr_tail=""):
+        super().__init__(message)
+        self.command = tuple(command)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail

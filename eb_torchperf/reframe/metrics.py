@@ -1,0 +1,76 @@
+"""What the ReFrame check reports, computed from an audit's results (no ReFrame import).
+
+Performance variables, one set per benchmark (and parameter set):
+  <bench>             relative OPS, target throughput / reference throughput, unit "x"
+                      (1.0 = as fast as the reference; ReFrame references
+                      `(1.0, -0.1, None, "x")` fail below 90 %)
+  <bench>_target      the target's absolute rate, in the benchmark's unit
+  <bench>_reference   the reference's absolute rate, same unit
+  geomean             geometric mean of the relative OPS, unit "x"
+`<bench>` is the registry name, with "[k=v,...]" appended when the suite runs the
+benchmark with several parameter sets.  Names contain no ":" (ReFrame separates
+system, partition and variable with it).
+"""
+
+import dataclasses
+from typing import List, Optional
+
+from ..compare import Comparison, compare, geomean_relative_ops
+from ..fleet.gather import findings_of
+from ..measurements import AuditResult
+
+GEOMEAN = "geomean"
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """One performance variable: name, value, unit (ReFrame's perf_variables entry)."""
+
+    name: str
+    value: float
+    unit: str
+
+
+def metric_name(comparison: Comparison, multi: bool) -> str:
+    """"matmul_fp32", or "thread_scaling[threads=1]" when the bench has several params."""
+    if not multi or not comparison.params:
+        return comparison.bench
+    params = ",".join("%s=%s" % (k, v) for k, v in comparison.params.items())
+    return "%s[%s]" % (comparison.bench, params.replace(":", "-"))
+
+
+def perf_metrics(result: AuditResult) -> List[Metric]:
+    """Relative OPS and absolute rates of every benchmark measured, then the geomean."""
+    comparisons = compare(result)
+    counts = {}
+    for c in comparisons:
+        counts[c.bench] = counts.get(c.bench, 0) + 1
+    metrics = []
+    for c in comparisons:
+        name = metric_name(c, counts[c.bench] > 1)
+        if c.relative_ops is not None:
+            metrics.append(Metric(name, c.relative_ops, "x"))
+        for side, rate in (("target", c.target), ("reference", c.reference)):
+            if rate is not None:
+                metrics.append(Metric("%s_%s" % (name, side), rate.value, rate.unit))
+    geo = geomean_relative_ops(comparisons)
+    if geo is not None:
+        metrics.append(Metric(GEOMEAN, geo, "x"))
+    return metrics
+
+
+def sanity_problems(result: Optional[AuditResult]) -> List[str]:
+    """Why the audit does not pass sanity: not run, cut short, nothing measured, or
+    findings of severity "error"; empty when it passes."""
+    if result is None:
+        return ["the audit wrote no results file (see the job's stderr)"]
+    problems = []
+    if not result.complete:
+        message = result.errors[-1].get("message", "") if result.errors else ""
+        problems.append("the audit was cut short: %s" % (message or "no error recorded"))
+    if not result.results:
+        problems.append("the audit measured nothing")
+    findings, _ = findings_of(result)
+    problems += ["error finding %s: %s" % (f.rule_id, f.title)
+                 for f in findings if f.severity == "error"]
+    return problems

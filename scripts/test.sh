@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run the whole test suite on a fresh machine: set-up, a throwaway Slurm cluster on
+# loopback for tests/fleet (root only; state under /tmp, stopped on exit), pytest.
+# CI runs exactly this (.ci/run).  Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ "$(id -u)" = 0 ]; then
+    slurm_env=$(bash scripts/slurm-up.sh)
+    eval "$slurm_env"
+    trap 'bash scripts/slurm-down.sh' EXIT
+    export EB_TORCHPERF_REQUIRE_SLURM=1
+else
+    echo "test: not root: no Slurm cluster; tests/fleet cluster tests will skip" >&2
+fi
+.venv/bin/python -m pytest -q "$@"
