@@ -18,6 +18,8 @@ COMMANDS = {
               "measure a PyTorch interpreter against a reference (the main job)"),
     "probe": ("eb_torchperf.probe_cli",
               "print the build/runtime facts of an interpreter's torch as JSON (no benchmarks)"),
+    "gpu": ("eb_torchperf.gpu_cli",
+            "show the GPU tables and GPU findings of an audit results file"),
 }
 
 EPILOG = """\
