@@ -194,12 +194,13 @@ class AuditRun:
     def _measure(self, name: str, params: dict, pair: int, sides: List[_Side]) -> None:
         opts = self.options
         numbers, blocks = {}, {s.label: [] for s in sides}
+        extra = {s.label: {} for s in sides}
         try:
             for side in sides:
                 prep = _request(side, "prepare", opts, bench=name, params=params,
                                 min_sample_s=opts.min_sample_s)
                 numbers[side.label] = prep["number"]
-            self._rounds(name, params, sides, numbers, blocks)
+            self._rounds(name, params, sides, numbers, blocks, extra)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})
@@ -214,9 +215,10 @@ class AuditRun:
             self.results.append(BenchResult(
                 bench=name, params=params, side=side.label, pair=pair,
                 number_per_run=numbers[side.label],
-                blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit))
+                blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
+                extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()}))
 
-    def _rounds(self, name, params, sides, numbers, blocks) -> None:
+    def _rounds(self, name, params, sides, numbers, blocks, extra) -> None:
         opts = self.options
         start = time.monotonic()
         rounds = 0
@@ -228,6 +230,8 @@ class AuditRun:
                                  number=numbers[side.label], warmup_s=opts.warmup_s,
                                  block_s=opts.block_s)
                 blocks[side.label].append(reply["times_s"])
+                for metric, values in reply.get("extra_s", {}).items():
+                    extra[side.label].setdefault(metric, []).append(values)
                 time.sleep(opts.settle_s)
             rounds += 1
 

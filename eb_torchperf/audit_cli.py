@@ -37,6 +37,8 @@ from .report_cli import add_common_arguments, print_outcome
 from .terminal import AuditProgress, config_table, make_console, ops_table
 
 DEFAULT_OUT_DIR = "reports"
+#: --device choice -> benchmark devices planned.
+DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
 
 def add_arguments(parser) -> None:
@@ -49,6 +51,12 @@ def add_arguments(parser) -> None:
                         help="quick (~1 min on 2 cores) or full (several minutes)")
     parser.add_argument("--only", action="append", metavar="BENCH",
                         help="run only this benchmark (repeatable)")
+    parser.add_argument("--device", choices=sorted(DEVICES), default="all",
+                        help="benchmarks to run: cpu, cuda or all (default; the GPU part is "
+                             "skipped, in one line, where the target has no GPU)")
+    parser.add_argument("--target-env", action="append", default=[], metavar="VAR=VALUE",
+                        help="set VAR for the target's workers only (repeatable), e.g. "
+                             "--target-env CUDA_LAUNCH_BLOCKING=1; VAR= removes it")
     parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="a worker silent this long is taken as hung (default 300)")
@@ -75,6 +83,34 @@ def _options(args):
         raise ConfigError(str(exc)) from None
 
 
+def parse_env(assignments) -> dict:
+    """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
+
+    Raises:
+        ConfigError: an item without "=" or with an empty name.
+    """
+    env = {}
+    for item in assignments:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ConfigError("--target-env wants VAR=VALUE, not %r" % item)
+        env[name] = value or None
+    return env
+
+
+def skip_lines(skipped) -> list:
+    """One line per distinct reason: "skipped N benchmark(s) on SIDES: REASON (names)"."""
+    groups = {}
+    for skip in skipped:
+        entry = groups.setdefault(skip["reason"], ([], []))
+        for field, value in zip(entry, (skip["side"], skip["bench"])):
+            if value not in field:
+                field.append(value)
+    return ["skipped %d benchmark%s on %s: %s (%s)" % (
+        len(names), "" if len(names) == 1 else "s", ", ".join(sides), reason, ", ".join(names))
+        for reason, (sides, names) in groups.items()]
+
+
 def default_out_path() -> str:
     """reports/torchperf-<UTC time>.json relative to the working directory."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -88,7 +124,8 @@ def _measure(args, err):
                                   args.cache_dir and pathlib.Path(args.cache_dir),
                                   log=lambda msg: err.print(msg, highlight=False))
     try:
-        audit = AuditRun(target, reference, args.suite, _options(args), only=args.only)
+        audit = AuditRun(target, reference, args.suite, _options(args), only=args.only,
+                         devices=DEVICES[args.device], target_env=parse_env(args.target_env))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if args.quiet:
@@ -112,9 +149,8 @@ def run(args) -> int:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
     out.print(ops_table(comparisons, result.reference is not None))
-    for skip in result.skipped:
-        out.print("skipped %s on %s: %s" % (skip["bench"], skip["side"], skip["reason"]),
-                  highlight=False)
+    for line in skip_lines(result.skipped):
+        out.print(line, highlight=False)
     print_outcome(out, result, comparisons, written)
     out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
     if not result.complete:

@@ -28,6 +28,8 @@ COMMANDS = {
     "compare": ("eb_torchperf.compare_cli", "compare two stored runs (before/after, two nodes)"),
     "fleet": ("eb_torchperf.fleet_cli",
               "audit on every node type of a Slurm cluster and report them side by side"),
+    "gpu": ("eb_torchperf.gpu_cli",
+            "show the GPU tables and GPU findings of an audit results file"),
 }
 
 EPILOG = """\

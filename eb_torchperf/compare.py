@@ -31,6 +31,8 @@ class Rate:
         value: rate in `unit` (GFLOP/s, GB/s, or µs/op where lower is better).
         unit: display unit from WORK_UNITS.
         samples: number of samples; rel_iqr: IQR / median of the samples.
+        extra_s: extra metric -> median seconds per call (BenchResult.extra_s pooled),
+            e.g. {"cpu_s": ..., "gpu_s": ...} for CUDA dispatch benchmarks.
     """
 
     median_s: float
@@ -38,6 +40,7 @@ class Rate:
     unit: str
     samples: int
     rel_iqr: float
+    extra_s: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def rate_of(results: Sequence[BenchResult]) -> Rate:
@@ -55,7 +58,9 @@ def rate_of(results: Sequence[BenchResult]) -> Rate:
         value = med / results[0].work * 1e6
     else:
         value = results[0].work / med / 1e9
-    return Rate(med, value, unit, len(times), stats.relative_iqr(times))
+    metrics = sorted({m for r in results for m in r.extra_s})
+    extra = {m: stats.median([t for r in results for t in r.extra_times_s(m)]) for m in metrics}
+    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra)
 
 
 @dataclasses.dataclass(frozen=True)

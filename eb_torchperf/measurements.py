@@ -3,6 +3,8 @@
 Schema history (SCHEMA_VERSION):
   1 (2026-11-30): first version: target/reference probes, per-block samples, skipped
     benchmarks, errors, findings.
+  1 (2026-11-30, later): additive: BenchResult.extra_s (metric -> blocks, e.g. CPU and GPU
+    seconds per call of CUDA work); documents without it still load (empty).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -41,9 +43,12 @@ class BenchResult:
         blocks_s: one tuple per round, one float per sample: seconds per call.
         work: work per call, in `work_unit` ("flop", "byte" or "op").
         work_unit: key of probe.registry.WORK_UNITS.
+        extra_s: metric name -> blocks shaped like blocks_s (one value per sample),
+            seconds per call; e.g. "cpu_s"/"gpu_s" of CUDA benchmarks.  Empty for most.
 
     Raises:
-        ValueError: unknown side or unit, a time <= 0, an empty block, number < 1.
+        ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
+            extra metric whose blocks do not match blocks_s in number.
     """
 
     bench: str
@@ -54,6 +59,7 @@ class BenchResult:
     blocks_s: Tuple[Tuple[float, ...], ...]
     work: float
     work_unit: str
+    extra_s: Dict[str, Tuple[Tuple[float, ...], ...]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if self.side not in SIDES:
@@ -66,6 +72,13 @@ class BenchResult:
             raise ValueError("%s: every block needs at least one sample" % self.bench)
         if any(not (t > 0 and math.isfinite(t)) for block in self.blocks_s for t in block):
             raise ValueError("%s: times must be finite and > 0" % self.bench)
+        for metric, blocks in self.extra_s.items():
+            if len(blocks) != len(self.blocks_s) or any(not block for block in blocks):
+                raise ValueError("%s: extra metric %r needs one non-empty block per block of "
+                                 "blocks_s" % (self.bench, metric))
+            if any(not (t > 0 and math.isfinite(t)) for block in blocks for t in block):
+                raise ValueError("%s: extra metric %r: times must be finite and > 0"
+                                 % (self.bench, metric))
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -77,15 +90,22 @@ class BenchResult:
         """All samples, seconds per call."""
         return tuple(t for block in self.blocks_s for t in block)
 
+    def extra_times_s(self, metric: str) -> Tuple[float, ...]:
+        """All samples of an extra metric, seconds per call (empty when not measured)."""
+        return tuple(t for block in self.extra_s.get(metric, ()) for t in block)
+
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
         data["blocks_s"] = [list(b) for b in self.blocks_s]
+        data["extra_s"] = {k: [list(b) for b in v] for k, v in self.extra_s.items()}
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "BenchResult":
         data = dict(data)
         data["blocks_s"] = tuple(tuple(b) for b in data["blocks_s"])
+        data["extra_s"] = {k: tuple(tuple(b) for b in v)
+                           for k, v in (data.get("extra_s") or {}).items()}
         return cls(**data)
 
 

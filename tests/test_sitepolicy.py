@@ -15,7 +15,7 @@ from eb_torchperf.sitecheck import with_baseline
 from eb_torchperf.sitepolicy import (Policy, env_diff, judge, own_site_overrides, parse_percent,
                                      policy_from_env, without_root)
 
-DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "easybuild.md"
+DOCS = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_defaults_without_variables():

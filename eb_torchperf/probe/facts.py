@@ -11,6 +11,8 @@ import platform
 import re
 import sys
 
+from .gpu_facts import collect_gpu
+
 #: Mapped shared objects whose names say they provide BLAS, LAPACK, OpenMP or oneDNN.
 LIBRARY_PATTERN = re.compile(
     r"(blas|lapack|omp|mkl|blis|flexiblas|dnnl|mkldnn|armpl|acml|aocl|essl|nvpl)", re.I)
@@ -188,21 +190,6 @@ def collect_cpu(torch=None):
 def _khz_to_mhz(text):
     value = _number(text)
     return value / 1000.0 if value else None
-
-
-def collect_gpu(torch):
-    """CUDA devices as torch sees them (no CUDA call is made when none is available)."""
-    cuda = torch.cuda
-    if not getattr(torch.backends, "cuda", None) or not cuda.is_available():
-        return {"available": False, "devices": []}
-    devices = []
-    for index in range(cuda.device_count()):
-        props = cuda.get_device_properties(index)
-        devices.append({"name": props.name, "capability": "%d.%d" % (props.major, props.minor),
-                        "memory_bytes": props.total_memory,
-                        "multiprocessors": props.multi_processor_count})
-    return {"available": True, "devices": devices, "arch_list": cuda.get_arch_list(),
-            "cudnn_version": torch.backends.cudnn.version()}
 
 
 #: name -> collector(torch).  Order is the order of the JSON document.

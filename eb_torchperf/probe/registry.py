@@ -24,7 +24,9 @@ class Benchmark:
         device: "cpu" or "cuda".
         family: what it stresses (and which TorchBench models it stands for).
         params: suite -> tuple of parameter dicts (JSON values only).
-        setup: (torch, params) -> zero-argument callable to time.
+        setup: (torch, params) -> zero-argument callable to time; it may also have
+            `.extra()` -> {metric: seconds per call}, measured by the worker after each
+            sample (e.g. cuda_timing.DispatchTimer: CPU and GPU time per call).
         work: params -> (amount per call, unit in WORK_UNITS).
         available: (torch, facts) -> None if it can run, else the reason.
         description: one line for reports.

@@ -62,24 +62,38 @@ def warm_up(fn: Callable[[], object], warmup_s: float, per_call_s: float,
     A process that has been idle runs slowly for its next 5-20 ms (measured on the dev
     machine: matmul 1024 took 7 ms back-to-back, 24 ms after a 400 ms gap), so the side
     that waited while the other measured must warm up before its timed block.
+
+    With `sync` (device work) the calls are counted, not timed: asynchronous calls
+    return at once, so a clock-bounded loop queued calls up to the launch queue's depth
+    and the final sync then waited for all of them (on the H200 a bf16 8192^3 GEMM got
+    only 3 rounds in its 1.2 s budget, a quick GPU audit took 55 s).  The count is
+    warmup_s / per_call_s, where per_call_s came from synchronised calibration.
     """
     if warmup_s <= 0 or per_call_s >= WARMUP_SKIP_CALL_S:
         return 0
+    if sync is not None:
+        calls = max(1, int(warmup_s / max(per_call_s, MIN_INTERVAL_S)))
+        for _ in range(calls):
+            fn()
+        sync()
+        return calls
     calls = 0
     start = timer()
     while timer() - start < warmup_s:
         fn()
         calls += 1
-    if sync is not None:
-        sync()
     return calls
 
 
 def measure_block(fn: Callable[[], object], number: int, block_s: float,
                   min_samples: int = 1,
                   timer: Callable[[], float] = time.perf_counter,
-                  sync: Optional[Callable[[], None]] = None) -> List[float]:
+                  sync: Optional[Callable[[], None]] = None,
+                  after_sample: Optional[Callable[[], None]] = None) -> List[float]:
     """Take samples of `number` calls until `block_s` seconds have passed.
+
+    `after_sample` (e.g. a benchmark's extra CPU/GPU measurement) runs after each
+    sample, outside its timed interval but inside the block's time.
 
     Returns:
         one float per sample: seconds per call (elapsed / number); at least
@@ -89,4 +103,6 @@ def measure_block(fn: Callable[[], object], number: int, block_s: float,
     start = timer()
     while len(samples) < min_samples or timer() - start < block_s:
         samples.append(time_calls(fn, number, timer, sync) / number)
+        if after_sample is not None:
+            after_sample()
     return samples

@@ -4,7 +4,9 @@ Protocol (one JSON object per line): requests on stdin, replies on the file
 descriptor given by `--reply-fd` (not stdout: torch and user site code may print).
 The first reply is a hello, or an import failure.  Every request gets exactly one
 reply `{"ok": true, ...}` or `{"ok": false, "exc_type": ..., "message": ...}`; a
-failing request does not end the worker.  Ops: facts, availability, prepare, run,
+failing request does not end the worker.  A run reply holds `times_s` (seconds per
+call, one per sample) and, for benchmarks whose callable has `.extra()`, `extra_s`
+(metric -> one value per sample, seconds per call).  Ops: facts, availability, prepare, run,
 release, profile, quit.
 """
 
@@ -82,16 +84,38 @@ def op_prepare(state, req):
     return {"number": number, "per_call_s": per_call}
 
 
+def _extra_collector(fn):
+    """(after_sample callback, metric -> list) for a callable with `.extra()`, else (None, {}).
+
+    A benchmark's callable may report more than wall time: `fn.extra()` returns
+    {metric: seconds per call} (e.g. CPU and GPU time of CUDA work), one value per sample.
+    """
+    extra = getattr(fn, "extra", None)
+    if extra is None:
+        return None, {}
+    values = {}
+
+    def after_sample():
+        for name, seconds in extra().items():
+            values.setdefault(name, []).append(seconds)
+    return after_sample, values
+
+
 def op_run(state, req):
     if state.key != _key(req):
         raise RuntimeError("run of %s before prepare" % req["bench"])
     bench = registry.REGISTRY[req["bench"]]
     sync = state.sync_for(bench)
+    after_sample, extra = _extra_collector(state.fn)
     with pinned_threads(state.torch, req.get("params", {})):
         timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
         times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
-                                     req.get("min_samples", 1), sync=sync)
-    return {"times_s": times}
+                                     req.get("min_samples", 1), sync=sync,
+                                     after_sample=after_sample)
+    reply = {"times_s": times}
+    if extra:
+        reply["extra_s"] = extra
+    return reply
 
 
 def op_release(state, req):

@@ -1,0 +1,115 @@
+"""Show the GPU part of an audit results file: configuration, GEMM against the card's
+peak, CPU vs GPU µs per call, launch latency, copy bandwidths, and the GPU findings
+(rules in eb_torchperf.rules.gpu).
+
+  eb-torchperf gpu reports/torchperf-20261201-120000.json [--markdown FILE]
+
+Exit status: 0, or 1 when a GPU finding is at or above --fail-on.
+"""
+
+from typing import List
+
+from rich.console import Console
+from rich.table import Table
+
+from . import compare as compare_mod
+from .findings import Finding, exit_status, sort_findings
+from .gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows, peak_for,
+                         rate_rows)
+from .measurements import AuditResult, load_results
+from .rules import gpu as gpu_rules
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("results", help="results JSON written by `eb-torchperf audit`")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
+    parser.add_argument("--fail-on", default="error", choices=("info", "warning", "error",
+                                                                "never"),
+                        help="exit 1 when a GPU finding is at least this severe (default error)")
+
+
+def gpu_findings(result: AuditResult) -> List[Finding]:
+    """Every finding of the GPU rules for `result`, most severe first."""
+    comparisons = compare_mod.compare(result)
+    found = [f for rule in gpu_rules.RULES
+             for f in rule(result.target, result.reference, comparisons)]
+    return list(sort_findings(found))
+
+
+def _pct(value) -> str:
+    return "—" if value is None else "%.1f %%" % (100 * value)
+
+
+def _num(value, digits=1) -> str:
+    return "—" if value is None else "%.*f" % (digits, value)
+
+
+def tables(result: AuditResult) -> List[tuple]:
+    """(title, header, rows of strings) for each GPU table of `result`."""
+    comparisons = compare_mod.compare(result)
+    name = device_name(result.target)
+    peak = peak_for(name)
+    with_ref = result.reference is not None
+    config = [(r.label, r.target) + ((r.reference,) if with_ref else ())
+              for r in gpu_config_rows(result.target, result.reference)]
+    gemm = [(g.label, _num(g.tflops), _num(g.peak_tflops), _pct(g.of_peak), _pct(g.of_best))
+            for g in gemm_rows(comparisons, name)]
+    dispatch = [(d.label, d.side, _num(d.cpu_us), _num(d.gpu_us), _num(d.wall_us),
+                 _num(d.ratio, 2), d.bound) for d in dispatch_rows(comparisons)]
+    rates = [(r.label, r.unit, _num(r.target, 2), _num(r.reference, 2))
+             for r in rate_rows(comparisons)]
+    return [
+        ("GPU configuration", ("setting", "target") + (("reference",) if with_ref else ()),
+         config),
+        ("GEMM (target); peak: %s" % (peak[1] if peak else "unknown device %s" % name),
+         ("benchmark", "TFLOP/s", "peak TFLOP/s", "of peak", "of best measured"), gemm),
+        ("CPU vs GPU time per call", ("benchmark", "side", "CPU µs", "GPU µs", "wall µs",
+                                      "CPU/GPU", "bound"), dispatch),
+        ("Latency and bandwidth", ("benchmark", "unit", "target", "reference"), rates),
+    ]
+
+
+def markdown(result: AuditResult, findings: List[Finding]) -> str:
+    """The GPU tables and findings of `result` as GitHub Markdown."""
+    lines = []
+    for title, header, rows in tables(result):
+        lines += ["### " + title, "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
+    lines += ["### GPU findings", ""]
+    for f in findings:
+        lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s" % (
+            f.rule_id, f.severity, f.title,
+            "; ".join("%s = %s" % kv for kv in f.evidence.items()), f.source))
+    if not findings:
+        lines.append("none")
+    return "\n".join(lines) + "\n"
+
+
+def run(args) -> int:
+    out = Console()
+    result = load_results(args.results)
+    if result.target is None or not (result.target.facts.get("gpu") or {}).get("available"):
+        reason = ((result.target.facts.get("gpu") or {}).get("reason")
+                  if result.target else "no target probe")
+        out.print("GPU: none in this audit (%s)" % reason, highlight=False)
+        return 0
+    findings = gpu_findings(result)
+    for title, header, rows in tables(result):
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
+    for f in findings:
+        out.print("[bold]%s[/bold] %s: %s" % (f.severity.upper(), f.rule_id, f.title))
+        for key, value in f.evidence.items():
+            out.print("    %s: %s" % (key, value), highlight=False)
+        out.print("    advice: %s\n    source: %s" % (f.advice, f.source), highlight=False)
+    if not findings:
+        out.print("GPU findings: none", highlight=False)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(markdown(result, findings))
+    return exit_status(findings, args.fail_on)

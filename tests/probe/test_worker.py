@@ -1,0 +1,45 @@
+"""The worker's run reply carries extra per-sample metrics of callables with .extra()."""
+
+import json
+
+import pytest
+
+from eb_torchperf.probe import registry, worker
+from eb_torchperf.probe.registry import Benchmark
+
+
+class Counting:
+    """A timed callable that reports a made-up CPU time per call for each sample."""
+
+    def __init__(self):
+        self.samples = 0
+
+    def __call__(self):
+        pass
+
+    def extra(self):
+        self.samples += 1
+        return {"cpu_s": 1e-5 * self.samples}
+
+
+def test_run_reply_has_one_extra_value_per_sample(monkeypatch):
+    bench = Benchmark(name="fake_extra", device="cpu", family="test",
+                      params={"quick": ({},)}, setup=lambda torch, p: Counting(),
+                      work=lambda p: (1.0, "op"))
+    monkeypatch.setitem(registry.REGISTRY, "fake_extra", bench)
+    state = worker.WorkerState(torch=None)
+    replies = []
+    requests = [json.dumps({"op": "prepare", "bench": "fake_extra", "min_sample_s": 1e-4}),
+                json.dumps({"op": "run", "bench": "fake_extra", "number": 10, "warmup_s": 0,
+                            "block_s": 0.005, "min_samples": 3}),
+                json.dumps({"op": "quit"})]
+    worker.serve(state, requests, replies.append)
+    run = replies[1]
+    assert run["ok"] is True
+    assert len(run["extra_s"]["cpu_s"]) == len(run["times_s"]) >= 3
+    assert run["extra_s"]["cpu_s"][:3] == pytest.approx([1e-5, 2e-5, 3e-5])
+
+
+def test_plain_callable_gets_no_extra_field():
+    after, values = worker._extra_collector(lambda: None)
+    assert after is None and values == {}

@@ -1,0 +1,50 @@
+"""GPU view model: peak table lookup and rows computed from the H200 audit."""
+
+import pathlib
+
+import pytest
+
+from eb_torchperf import gpusummary
+from eb_torchperf.compare import compare
+from eb_torchperf.measurements import load_results
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("name, bf16, source_part", [
+    ("NVIDIA H200", 989.5, "h200"), ("NVIDIA H200 NVL", 835.5, "h200"),
+    ("NVIDIA H100 80GB HBM3", 989.5, "h100"), ("NVIDIA H100 PCIe", 756.5, "h100"),
+    ("NVIDIA GH200 480GB", 989.5, "grace-hopper"), ("NVIDIA A100-SXM4-80GB", 312.0, "a100")])
+def test_peak_for_known_devices(name, bf16, source_part):
+    peaks, source = gpusummary.peak_for(name)
+    assert peaks["bf16"] == bf16
+    assert source_part in source
+
+
+def test_peak_for_unknown_device():
+    assert gpusummary.peak_for("NVIDIA GeForce RTX 4090") is None
+    assert gpusummary.peak_for(None) is None
+
+
+def test_rows_of_the_h200_audit():
+    result = load_results(DATA / "h200-quick-normal.json")
+    comparisons = compare(result)
+    assert gpusummary.device_name(result.target) == "NVIDIA H200"
+    (gemm,) = gpusummary.gemm_rows(comparisons, "NVIDIA H200")
+    assert gemm.dtype == "bf16" and round(gemm.tflops, 1) == 644.3
+    assert round(gemm.of_peak, 3) == round(gemm.tflops / 989.5, 3) and gemm.of_best == 1.0
+    rows = {(d.label.split()[0], d.side): d for d in gpusummary.dispatch_rows(comparisons)}
+    linear = rows[("linear_cuda_fwd", "target")]
+    assert (round(linear.cpu_us, 1), round(linear.gpu_us, 1), linear.bound) == (
+        28.6, 101.4, "GPU-bound")
+    assert rows[("launch_cuda", "reference")].bound == "CPU-bound"
+    units = {r.label.split()[0]: r.unit for r in gpusummary.rate_rows(comparisons)}
+    assert units == {"launch_cuda": "µs/op", "copy_host_device": "GB/s", "copy_d2d": "GB/s"}
+
+
+def test_config_rows_mark_the_differing_setting_only():
+    result = load_results(DATA / "h200-quick-no-caching.json")
+    rows = gpusummary.gpu_config_rows(result.target, result.reference)
+    differing = [(r.label, r.target, r.reference) for r in rows if r.differs]
+    assert differing == [("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "unset")]
+    assert dict((r.label, r.target) for r in rows)["SDPA backend chosen"] == "cudnn"
