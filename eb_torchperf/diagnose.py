@@ -3,13 +3,11 @@
 A rule is a function `rule(target: ProbeResult, reference: Optional[ProbeResult],
 comparisons: list[Comparison]) -> list[Finding]`; each module in RULE_MODULES lists
 its rules in `RULES`.  Adding a rule is adding a function to one of those lists.
-Modules not installed (e.g. the GPU rules in a CPU-only checkout) are skipped; a
-module that exists but fails to import is an error, not silently ignored.
+A module that fails to import is an error, never silently skipped.
 """
 
 import dataclasses
 import importlib
-import importlib.util
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from .compare import Comparison, compare
@@ -26,16 +24,14 @@ RULE_MODULES = (
 
 
 def load_rules(modules: Sequence[str] = RULE_MODULES) -> List[Callable]:
-    """The RULES of every module in `modules` that exists, in order.
+    """The RULES of every module in `modules`, in order.
 
     Raises:
-        ImportError: a module exists but fails to import.
+        ImportError: a module is missing or fails to import.
         AttributeError: a module has no RULES list.
     """
     rules: List[Callable] = []
     for name in modules:
-        if importlib.util.find_spec(name) is None:
-            continue
         rules.extend(importlib.import_module(name).RULES)
     return rules
 
