@@ -53,7 +53,14 @@ def test_below_ratio_one_is_gpu_bound():
 
 @pytest.mark.parametrize("reference_ratio, flagged", [(0.79, True), (0.8, False), (1.2, False)])
 def test_shapes_launch_bound_on_the_reference_too_are_not_flagged(reference_ratio, flagged):
-    c = _linear(21e-6, 20e-6, reference_ratio * 20e-6, 20e-6)
+    c = _linear(30e-6, 20e-6, reference_ratio * 20e-6, 20e-6)
+    assert bool(gpu.rule_cpu_bound(_probe(), _probe("reference"), [c])) is flagged
+
+
+@pytest.mark.parametrize("target_cpu_us, flagged", [(150.5, True), (149.5, False)])
+def test_cpu_time_must_exceed_the_reference_by_the_slowdown(target_cpu_us, flagged):
+    # reference GPU-bound at 100 µs CPU / 140 µs GPU; A/A noise of 1.4x is not a finding
+    c = _linear(target_cpu_us * 1e-6, 140e-6, 100e-6, 140e-6)
     assert bool(gpu.rule_cpu_bound(_probe(), _probe("reference"), [c])) is flagged
 
 
