@@ -14,12 +14,18 @@ written as JSON (schema-versioned) even when the run is cut short.
   FILE.whl          that wheel file
   none              no reference: absolute rates only
 
+--explain also profiles a BERT-like layer, a ResNet-like block and a DLRM-like model
+per operator on both sides after the audit (as `eb-torchperf explain --no-remedies`):
+the findings gain the profile's evidence, the reports an "Explain" section, and
+<stem>.explain.json is written beside the results.
+
 The results JSON (with findings) is written first, then the reports (--format, HTML
 and Markdown by default) with the same name next to it.  Exit status: 0 when no
 finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or an
 audit cut short (results and reports so far are still written).
 """
 
+import dataclasses
 import datetime
 import os
 import pathlib
@@ -30,18 +36,21 @@ from .audit import SUITE_OPTIONS, AuditRun
 from .configdiff import config_rows
 from .diagnose import with_findings
 from .errors import ConfigError
+from .explain import ProfileOptions, explain, explain_path, with_profile_evidence
 from .findings import exit_status
 from .reference import resolve_interpreter, resolve_reference
 from .report import parse_formats, write_reports
 from .report_cli import add_common_arguments, print_outcome
 from .terminal import AuditProgress, config_table, make_console, ops_table
+from .terminal_explain import ExplainProgress, print_explain
 
 DEFAULT_OUT_DIR = "reports"
 #: --device choice -> benchmark devices planned.
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
 
-def add_arguments(parser) -> None:
+def add_audit_arguments(parser) -> None:
+    """The options of an audit run, shared with `explain` (its baseline audit)."""
     parser.add_argument("--python", default="python3", metavar="TARGET",
                         help="interpreter whose torch is audited (default: python3 on PATH)")
     parser.add_argument("--reference", default="wheel", metavar="REF",
@@ -71,8 +80,15 @@ def add_arguments(parser) -> None:
     add_common_arguments(parser)
 
 
+def add_arguments(parser) -> None:
+    add_audit_arguments(parser)
+    parser.add_argument("--explain", action="store_true",
+                        help="after the audit, profile both sides per operator (no remedy "
+                             "trials; see eb-torchperf explain) and add the profile diff to "
+                             "the findings and reports")
+
+
 def _options(args):
-    import dataclasses
     options = SUITE_OPTIONS[args.suite]
     changes = {"request_timeout_s": args.timeout}
     if args.pairs is not None:
@@ -135,20 +151,48 @@ def _measure(args, err):
         return audit.run()
 
 
+def _explain(result, path: pathlib.Path, args, err):
+    """Profile diff of a complete audit, saved beside its results JSON at `path`.
+
+    Returns:
+        (result with the findings annotated, ExplainResult); without --explain, or for
+        an audit cut short, (result, None).
+    """
+    if not (args.explain and result.complete):
+        return result, None
+    kwargs = dict(results_file=str(path.resolve()), try_remedies=False,
+                  profile_options=ProfileOptions(request_timeout_s=args.timeout))
+    if args.quiet:
+        explained = explain(result, **kwargs)
+    else:
+        with ExplainProgress(err) as progress:
+            explained = explain(result, progress=progress, **kwargs)
+    explained.save(explain_path(path))
+    return with_profile_evidence(result, explained), explained
+
+
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
-    out = make_console()
-    result = _measure(args, make_console(stderr=True))
+    if args.explain and args.reference in ("", "none"):
+        raise ConfigError("--explain needs a reference to profile against; "
+                          "leave out --reference none")
+    out, err = make_console(), make_console(stderr=True)
+    result = _measure(args, err)
     path = pathlib.Path(args.out or default_out_path())
     comparisons = compare_mod.compare(result)
     result = with_findings(result, comparisons)
     result.save(path)
+    result, explained = _explain(result, path, args, err)
+    if explained is not None:
+        result.save(path)
     written = write_reports(result, path.parent, formats, stem=path.stem,
-                            comparisons=comparisons) if formats else {}
+                            comparisons=comparisons, explain=explained) if formats else {}
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
     out.print(ops_table(comparisons, result.reference is not None))
+    if explained is not None:
+        print_explain(out, explained)
     for line in skip_lines(result.skipped):
         out.print(line, highlight=False)
     print_outcome(out, result, comparisons, written)

@@ -33,10 +33,11 @@ from .errors import ConfigError, ProbeError, SchemaError
 from .findings import Finding
 from .measurements import AuditResult
 from .probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
-from .profile_diff import (RULE_BACKENDS, ProfileDiff, WorkloadProfile, combine_diffs,
-                           diff_profiles, gap_evidence)
+from .profile_diff import (MIN_SHARE, RULE_BACKENDS, ProfileDiff, WorkloadProfile,
+                           combine_diffs, diff_profiles)
 from .remedies import BlasHost, discover_host
 from .runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from .terminal import format_seconds, format_share
 from .trials import TrialResult, plan_trials, rebuild_needed, summarize_trial
 
 EXPLAIN_SCHEMA_VERSION = 1
@@ -230,27 +231,90 @@ class ExplainResult:
         target.write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
 
 
+def profile_evidence(diff: ProfileDiff, backend: str) -> Dict[str, str]:
+    """Evidence for a Finding: how much of `diff`'s gap backend `backend` holds.
+
+    Display strings, as the rules' evidence (rules/evidence.py), e.g.
+    {"profile: BLAS or oneDNN (GEMM)": "98 % of the gap: 3.95 s vs 46 ms self CPU per
+    step (all workloads)", "profile: largest operator": "aten::addmm accounts for 96 %
+    of the gap (3.9 s vs 45 ms per step)"}.
+
+    Args:
+        diff: a profile diff (usually ExplainResult.overall).
+        backend: profile_diff.Backend key.
+
+    Returns:
+        {} when no operator of that backend ran; the largest operator only when the
+        backend holds part of the gap and the operator at least MIN_SHARE of it.
+    """
+    share = diff.backend(backend)
+    if share is None:
+        return {}
+    times = "%s vs %s self CPU per step (%s)" % (
+        format_seconds(share.target_s), format_seconds(share.reference_s), diff.workload)
+    if share.share is None:
+        text = "%s; the target is not slower overall" % times
+    elif share.share <= 0:
+        text = "none of the gap, the target is not slower here: %s" % times
+    else:
+        text = "%s of the gap: %s" % (format_share(share.share), times)
+    evidence = {"profile: %s" % share.title: text}
+    top = next(d for d in diff.ops if d.backend == backend)
+    if share.share is not None and share.share > 0 and (top.share or 0) >= MIN_SHARE:
+        evidence["profile: largest operator"] = (
+            "%s accounts for %s of the gap (%s vs %s per step)" % (
+                top.op, format_share(top.share), format_seconds(top.target_s),
+                format_seconds(top.reference_s)))
+    return evidence
+
+
 def annotate_findings(findings: Sequence[Finding], diff: Optional[ProfileDiff],
                       rule_backends: Dict[str, str] = RULE_BACKENDS) -> Tuple[Finding, ...]:
-    """Add the profile's evidence to findings whose rule maps to a backend.
+    """Add the profile's evidence (profile_evidence) to findings whose rule maps to a backend.
 
-    E.g. a "blas-not-mkl" finding gains profile_share_of_gap (fraction of the target's
-    extra time spent in BLAS-backed operators) and profile_top_ops.
+    E.g. a "blas-not-mkl" finding gains "aten::addmm accounts for 96 % of the gap".
 
     Args:
         findings: diagnosis findings (unchanged when no diff or no matching rule).
         diff: usually ExplainResult.overall.
-        rule_backends: rule id -> profile_diff.Backend key.
+        rule_backends: diagnosis rule id -> profile_diff.Backend key.
     """
     if diff is None:
         return tuple(findings)
     out = []
     for finding in findings:
         backend = rule_backends.get(finding.rule_id)
-        extra = gap_evidence(diff, backend) if backend else {}
+        extra = profile_evidence(diff, backend) if backend else {}
         out.append(dataclasses.replace(finding, evidence=dict(finding.evidence, **extra))
                    if extra else finding)
     return tuple(out)
+
+
+def with_profile_evidence(result: AuditResult, explained: Optional[ExplainResult]
+                          ) -> AuditResult:
+    """A copy of `result` whose findings carry the profile evidence of `explained`
+    (annotate_findings over its overall diff); `result` itself when explained is None."""
+    if explained is None:
+        return result
+    return dataclasses.replace(result, findings=annotate_findings(result.findings,
+                                                                  explained.overall))
+
+
+def explain_path(results_path) -> str:
+    """Where the explain document of a results JSON lives: <stem>.explain.json beside it."""
+    text = str(results_path)
+    stem = text[:-5] if text.endswith(".json") else text
+    return stem + ".explain.json"
+
+
+def find_explain(results_path) -> Optional[ExplainResult]:
+    """The explain document beside a results JSON (explain_path), None when there is none.
+
+    Raises:
+        SchemaError: the file exists but is not a readable explain document.
+    """
+    path = explain_path(results_path)
+    return load_explain(path) if pathlib.Path(path).is_file() else None
 
 
 def load_explain(path) -> ExplainResult:
@@ -292,11 +356,14 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
     """Profile both sides and try the run-time remedies the target's probe calls for.
 
     Args:
-        baseline: a complete-enough audit with a target and a reference probe.
+        baseline: a complete-enough audit with a target and a reference probe, and its
+            findings (diagnose.with_findings): a finding no trial addresses is listed as
+            needing a rebuild (trials.rebuild_needed).
         results_file: where the baseline was saved (recorded in the document).
         workloads: probe.profile.WORKLOADS names to profile (empty: no profiling).
         trial_options: runner settings of the trials (default: baseline's, 1 pair).
-        try_remedies: run the remedy trials.
+        try_remedies: run the remedy trials (without them the rebuild list stays empty:
+            nothing was tried, so nothing is judged).
         host: BLAS alternatives (default: remedies.discover_host on this machine).
         progress: callable(event, **info).
 
@@ -309,15 +376,14 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
                           "probe (give --reference; --reference none cannot be explained)")
     started = time.monotonic()
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    profiles, errors = [], []
-    if workloads:
-        profiles, errors = run_profiles(baseline.target.python, baseline.reference.python,
-                                        workloads, profile_options, progress)
+    profiles, errors = run_profiles(baseline.target.python, baseline.reference.python,
+                                    workloads, profile_options, progress) if workloads else ([], [])
     profile_s = time.monotonic() - started
-    results, skipped = (_try_remedies(baseline, host, trial_options, progress)
-                        if try_remedies else ([], []))
-    rule_ids = [f.rule_id for f in baseline.findings]
+    results, skipped, rebuild = [], [], []
+    if try_remedies:
+        results, skipped = _try_remedies(baseline, host, trial_options, progress)
+        rebuild = rebuild_needed(results, [f.rule_id for f in baseline.findings])
     return ExplainResult(
         baseline.target.python, baseline.reference.python, results_file, tuple(profiles),
-        tuple(results), tuple(skipped), tuple(rebuild_needed(results, rule_ids)), tuple(errors),
+        tuple(results), tuple(skipped), tuple(rebuild), tuple(errors),
         time.monotonic() - started, profile_s, created, socket.gethostname())

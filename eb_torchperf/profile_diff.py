@@ -353,24 +353,10 @@ def combine_diffs(diffs: Sequence[ProfileDiff], name: str = "all workloads") -> 
                          _summed("reference", [d.reference for d in diffs], name), name)
 
 
-#: Diagnosis rule id -> the backend whose share of the profile gap is its evidence.
+#: Diagnosis rule id (eb_torchperf.rules) -> the backend whose share of the profile gap
+#: is its evidence (explain.annotate_findings): a BLAS rule is borne out when the
+#: BLAS-backed operators hold the extra time, the CPU-capability rule when the
+#: vectorised kernels do.
 RULE_BACKENDS = {"blas-not-mkl": "blas", "blas-pthreads-with-openmp": "blas",
                  "cpu-capability-low": "vectorised"}
 
-
-def gap_evidence(diff: ProfileDiff, backend: str) -> Dict[str, object]:
-    """Evidence for a Finding: how much of `diff`'s gap backend `backend` holds.
-
-    Returns:
-        JSON values: workload, backend, share_of_gap (fraction or None), target and
-        reference seconds per step, and the backend's largest operators; {} when no
-        operator of that backend ran.
-    """
-    share = diff.backend(backend)
-    if share is None:
-        return {}
-    top = [d for d in diff.ops if d.backend == backend][:3]
-    return {"profile_workload": diff.workload, "profile_backend": backend,
-            "profile_share_of_gap": share.share, "profile_target_s_per_step": share.target_s,
-            "profile_reference_s_per_step": share.reference_s,
-            "profile_top_ops": [d.op for d in top]}

@@ -1,7 +1,9 @@
 """Re-render the reports of a stored audit (results JSON) and re-run the diagnosis.
 
 The rules run again over the stored facts and measurements, so a report rendered
-by a newer eb_torchperf has the newer rules' findings.
+by a newer eb_torchperf has the newer rules' findings.  When `eb-torchperf explain`
+(or `audit --explain`) left <stem>.explain.json beside the results, the findings get
+its profile evidence again and the reports its "Explain" section.
 """
 
 import pathlib
@@ -10,11 +12,12 @@ from rich.console import Console
 
 from .compare import compare
 from .diagnose import with_findings
+from .explain import find_explain, with_profile_evidence
 from .findings import exit_status
 from .measurements import load_results
 from .report import parse_formats, write_reports
 from .report.render import verdict
-from .terminal import print_findings
+from .terminal import make_console, print_findings
 
 FAIL_LEVELS = ("warning", "error", "never")
 
@@ -51,7 +54,9 @@ def run(args) -> int:
     result = load_results(source)
     comparisons = compare(result)
     result = with_findings(result, comparisons)
+    explained = find_explain(source)
+    result = with_profile_evidence(result, explained)
     written = write_reports(result, args.out_dir or source.parent, formats, stem=source.stem,
-                            comparisons=comparisons)
-    print_outcome(Console(), result, comparisons, written)
+                            comparisons=comparisons, explain=explained)
+    print_outcome(make_console(), result, comparisons, written)
     return exit_status(result.findings, args.fail_on)

@@ -14,6 +14,8 @@ from .configdiff import ConfigRow
 #: Width used when output is not a terminal (a log, a pipe): wide enough that the
 #: relative OPS table does not wrap (rich would otherwise assume 80 columns).
 PIPE_WIDTH = 140
+#: Display units for seconds, largest first: (factor, suffix, smallest value shown with it).
+_TIME_UNITS = ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 0.0))
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -35,6 +37,19 @@ def format_rate(rate) -> str:
 def format_ratio(value: Optional[float]) -> str:
     """Relative OPS as a percentage, "" when absent."""
     return "" if value is None else "%.1f %%" % (100 * value)
+
+
+def format_seconds(value: float) -> str:
+    """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
+    for factor, suffix, smallest in _TIME_UNITS:
+        if abs(value) >= smallest:
+            return "%.3g %s" % (value / factor, suffix)
+    return "0 s"
+
+
+def format_share(share: Optional[float]) -> str:
+    """Share of the gap as a percentage, "" when the target is not slower."""
+    return "" if share is None else "%.0f %%" % (100 * share)
 
 
 def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:

@@ -7,24 +7,8 @@ from rich.table import Table
 
 from .explain import ExplainResult
 from .profile_diff import ProfileDiff
-from .terminal import format_params
+from .terminal import format_params, format_seconds, format_share
 from .trials import TrialResult
-
-#: Display units for seconds, largest first: (factor, suffix, smallest value shown with it).
-_TIME_UNITS = ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 0.0))
-
-
-def format_seconds(value: float) -> str:
-    """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
-    for factor, suffix, smallest in _TIME_UNITS:
-        if abs(value) >= smallest:
-            return "%.3g %s" % (value / factor, suffix)
-    return "0 s"
-
-
-def format_share(share: Optional[float]) -> str:
-    """Share of the gap as a percentage, "" when the target is not slower."""
-    return "" if share is None else "%.0f %%" % (100 * share)
 
 
 def op_sentence(diff: ProfileDiff, index: int = 0) -> str:

@@ -96,3 +96,30 @@ def test_audit_cut_short_still_writes_results_and_exits_2(tmp_path, capsys):
     document = json.loads(out.read_text())
     assert document["complete"] is False and document["findings"] == []
     assert (tmp_path / "run.md").read_text().count("INCOMPLETE RUN") == 1
+
+
+@pytest.mark.skipif(not _has_torch(DEBIAN_PYTHON),
+                    reason="Debian python3-torch not installed (apt-get install python3-torch)")
+def test_audit_explain_adds_the_profile_diff(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    status = main(["audit", "--python", DEBIAN_PYTHON, "--reference", sys.executable,
+                   "--only", "dispatch", "--pairs", "1", "--quiet", "--out", str(out),
+                   "--fail-on", "never", "--format", "md", "--explain"])
+    assert status == 0
+    explained = json.loads((tmp_path / "run.explain.json").read_text())
+    assert [p["workload"] for p in explained["profiles"]] == [
+        "bert_layer_infer", "bert_layer_train", "resnet_block", "dlrm"]
+    assert explained["trials"] == [] and explained["rebuild"] == []
+    blas = next(f for f in json.loads(out.read_text())["findings"]
+                if f["rule_id"] == "blas-not-mkl")
+    assert blas["evidence"]["profile: largest operator"].startswith("aten::")
+    markdown = (tmp_path / "run.md").read_text()
+    assert "## Explain: profile diff and remedy trials" in markdown
+    assert "Not run with this profile (`eb-torchperf explain` runs them)." in markdown
+    assert "Profile diff: self CPU time per step" in capsys.readouterr().out
+
+
+def test_audit_explain_needs_a_reference(capsys):
+    assert main(["audit", "--python", sys.executable, "--reference", "none", "--explain"]) == 2
+    assert capsys.readouterr().err == ("eb-torchperf: error: --explain needs a reference to "
+                                       "profile against; leave out --reference none\n")

@@ -16,12 +16,21 @@ from auditcases import golden_result
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "reports" / "examples"
 
 
-def test_rule_modules_load_in_order_and_missing_ones_are_skipped():
-    rules = diagnose.load_rules(("eb_torchperf.rules.build", "eb_torchperf.rules.no_such_module",
-                                 "eb_torchperf.rules.blas"))
+def test_rule_modules_load_in_order():
+    rules = diagnose.load_rules(("eb_torchperf.rules.build", "eb_torchperf.rules.blas"))
     names = [r.__name__ for r in rules]
     assert names[0] == "onednn_off" and names[-1] == "mkl_on_amd"
     assert len(names) == 10
+
+
+def test_a_missing_rule_module_is_an_error():
+    with pytest.raises(ImportError, match="no_such_module"):
+        diagnose.load_rules(("eb_torchperf.rules.no_such_module",))
+
+
+def test_every_rule_module_loads():
+    modules = {r.__module__ for r in diagnose.load_rules()}
+    assert modules == set(diagnose.RULE_MODULES)
 
 
 def test_a_rule_module_that_fails_to_import_is_an_error(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 from eb_torchperf.audit import RunnerOptions
 from eb_torchperf.cli import main
 from eb_torchperf.explain import load_explain
-from eb_torchperf.measurements import AuditResult
+from eb_torchperf.measurements import AuditResult, load_results
 
 from explain_helpers import (DEBIAN_FACTS, WHEEL_FACTS, bench, debian_python_or_skip,
                              golden_facts, probe_from, wheel_python_or_skip)
@@ -37,17 +37,43 @@ def baseline_file(tmp_path, target, reference):
 
 
 def test_explain_profiles_a_stored_baseline(tmp_path, capsys, debian_python, wheel_python):
+    """A stored baseline without findings gets them; the BLAS one gains the profile."""
     path = baseline_file(tmp_path, debian_python, wheel_python)
     status = main(["explain", "--results", path, "--workload", "dlrm", "--profile-rounds", "1",
-                   "--no-remedies", "--quiet"])
-    assert status == 0
+                   "--no-remedies", "--quiet", "--format", "md"])
+    assert status == 1  # blas-not-mkl is an error; --fail-on error
     result = load_explain(str(tmp_path / "torchperf-x.explain.json"))
     assert [d.workload for d in result.profiles] == ["dlrm"]
-    assert result.trials == () and result.errors == ()
+    assert result.trials == () and result.rebuild == () and result.errors == ()
     assert result.results_file == path
+    findings = {f.rule_id: f for f in load_results(path).findings}
+    assert findings["blas-not-mkl"].evidence["profile: BLAS or oneDNN (GEMM)"].endswith(
+        "self CPU per step (all workloads)")
+    assert "## Explain: profile diff and remedy trials" in (
+        tmp_path / "torchperf-x.md").read_text()
     out = capsys.readouterr().out
     assert "Profile diff: self CPU time per step" in out
+    assert "ERROR blas-not-mkl" in out
     assert "explain: %s" % (tmp_path / "torchperf-x.explain.json") in out
+
+
+def test_explain_diagnoses_its_baseline_audit(tmp_path, debian_python, wheel_python):
+    """A measured baseline is saved with findings; with trials, the findings no trial
+    addresses are the ones that need a rebuild."""
+    out = tmp_path / "run.json"
+    status = main(["explain", "--python", debian_python, "--reference", wheel_python,
+                   "--only", "layernorm", "--pairs", "1", "--no-profile", "--quiet",
+                   "--out", str(out), "--format", "md", "--fail-on", "never"])
+    assert status == 0
+    rule_ids = [f.rule_id for f in load_results(out).findings]
+    assert "blas-not-mkl" in rule_ids and "mkl-missing" in rule_ids
+    result = load_explain(tmp_path / "run.explain.json")
+    tried = {r for t in result.trials for r in t.trial.rule_ids}
+    assert "blas-not-mkl" not in tried  # its benchmarks (GEMM) were not measured
+    rebuild = {item["rule_id"] for item in result.rebuild}
+    assert {"blas-not-mkl", "mkl-missing"} <= rebuild
+    assert set(rule_ids) - tried <= rebuild
+    assert (tmp_path / "run.md").is_file()
 
 
 def test_results_and_interpreters_exclude_each_other(tmp_path, capsys):

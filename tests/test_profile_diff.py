@@ -3,8 +3,7 @@
 import pytest
 
 from eb_torchperf.profile_diff import (OpTime, ProfileDiff, WorkloadProfile, backend_of,
-                                       canonical_op, combine_diffs, diff_profiles,
-                                       gap_evidence)
+                                       canonical_op, combine_diffs, diff_profiles)
 
 
 def profile(side, ops, workload="w", iterations=1, version="2.13.0"):
@@ -141,17 +140,6 @@ def test_combine_sums_one_step_of_each_workload():
     assert both.backend("embedding").share == pytest.approx(-0.02 / 1.14)
     with pytest.raises(ValueError, match="no profile diffs"):
         combine_diffs([])
-
-
-def test_gap_evidence_for_a_blas_finding():
-    diff = diff_profiles(profile("target", DEBIAN_BERT_EVAL, "bert_layer_infer"),
-                         profile("reference", WHEEL_BERT_EVAL, "bert_layer_infer"))
-    evidence = gap_evidence(diff, "blas")
-    assert evidence["profile_workload"] == "bert_layer_infer"
-    assert evidence["profile_top_ops"] == ["aten::addmm", "aten::_addmm_activation", "aten::mm"]
-    assert evidence["profile_share_of_gap"] == pytest.approx(0.7946 / 0.78581)
-    assert evidence["profile_target_s_per_step"] == pytest.approx(0.8296)
-    assert gap_evidence(diff, "conv") == {}
 
 
 def test_json_round_trip_recomputes_the_diff():

@@ -15,6 +15,7 @@ import jinja2
 
 from ..compare import Comparison
 from ..errors import ConfigError
+from ..explain import ExplainResult
 from ..measurements import AuditResult
 from .render import build_view
 
@@ -100,8 +101,8 @@ def default_stem(result: AuditResult) -> str:
 def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS,
                   stem: Optional[str] = None,
                   comparisons: Optional[Sequence[Comparison]] = None,
-                  title: Optional[str] = None,
-                  notes: Sequence[str] = ()) -> Dict[str, pathlib.Path]:
+                  title: Optional[str] = None, notes: Sequence[str] = (),
+                  explain: Optional[ExplainResult] = None) -> Dict[str, pathlib.Path]:
     """Write the report of `result` in each format into `out_dir`.
 
     Args:
@@ -110,6 +111,9 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
         formats: subset of FORMATS.
         stem: file name without suffix (default: default_stem(result)).
         comparisons, title, notes: passed to build_view (the compare command uses them).
+        explain: the audit's explain document (explain.find_explain(results path)):
+            adds the "Explain: profile diff and remedy trials" section to HTML and
+            Markdown; the JSON report stays the results document alone.
 
     Returns:
         format -> path written.
@@ -122,7 +126,8 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
     folder = pathlib.Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stem = stem or default_stem(result)
-    view = build_view(result, comparisons, title, notes) if set(formats) - {"json"} else None
+    view = (build_view(result, comparisons, title, notes, explain)
+            if set(formats) - {"json"} else None)
     renderers = {"html": lambda: render_html(view), "md": lambda: render_markdown(view),
                  "json": lambda: render_json(result)}
     written = {}

@@ -9,11 +9,13 @@ from typing import List, Optional, Sequence
 
 from ..compare import Comparison, compare, geomean_relative_ops
 from ..configdiff import config_rows
+from ..explain import ExplainResult
 from ..findings import SEVERITIES, Finding, sort_findings, worst
 from ..measurements import AuditResult, ProbeResult, params_key
 from ..peak import clock_mhz, peak_fractions
 from ..rules.evidence import cores_text
 from .chart import Bar, chart
+from .explain_view import explain_view
 from .tables import comparison_frame, format_params, ops_rows, pct, raw_rows
 
 SEVERITY_LABELS = {"error": "Errors", "warning": "Warnings", "info": "Information"}
@@ -167,7 +169,8 @@ def _meta(result: AuditResult) -> List[dict]:
 
 
 def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
-               title: Optional[str] = None, notes: Sequence[str] = ()) -> dict:
+               title: Optional[str] = None, notes: Sequence[str] = (),
+               explain: Optional[ExplainResult] = None) -> dict:
     """The whole report as a dict of display strings and row lists.
 
     Args:
@@ -175,6 +178,8 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         comparisons: compare.compare(result) when None.
         title: heading; default names the target.
         notes: extra lines shown under the verdict (e.g. the unpaired-compare caveat).
+        explain: the explain document of this audit (explain.find_explain), whose
+            profile diff and remedy trials become the "Explain" section; None: no section.
     """
     comparisons = list(compare(result) if comparisons is None else comparisons)
     fractions = peak_fractions(comparisons, result.target)
@@ -189,6 +194,7 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         "findings": findings_groups(result.findings), "with_reference": with_reference,
         "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
         "chart": _chart(comparisons, fractions),
+        "explain": explain_view(explain) if explain is not None else None,
         "peak_note": peak_note(fractions),
         "config": [r._asdict() for r in rows],
         "runtime": runtime_rows(result.target, result.reference),
