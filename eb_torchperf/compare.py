@@ -71,7 +71,8 @@ class Comparison:
         bench, params: what was measured.
         target, reference: Rate of each side (reference None when not measured).
         relative_ops: reference time / target time (1.0 = equal); None without reference.
-        ci_low, ci_high: 95 % within-run interval of relative_ops (None if < 2 rounds).
+        ci_low, ci_high: 95 % interval of relative_ops over worker pairs, never narrower
+            than the within-run one (stats.two_level_ratio_with_ci); None if < 2 rounds.
         rounds: paired rounds pooled; pair_ratios: relative OPS per worker pair.
         significant: the interval excludes 1.0 and the difference exceeds the A/A floor.
         noisy: a side's relative IQR exceeds NOISY_REL_IQR, or pairs disagree by more
@@ -98,19 +99,17 @@ def _group(results: Sequence[BenchResult]) -> Dict[tuple, Dict[str, List[BenchRe
     return groups
 
 
-def _paired(target: List[BenchResult], reference: List[BenchResult]):
-    """Per-round log ratios over pairs measured on both sides, and per-pair ratios."""
+def _paired(target: List[BenchResult], reference: List[BenchResult]) -> List[tuple]:
+    """Per-round log ratios, one tuple per pair measured on both sides."""
     by_pair = {r.pair: r for r in reference}
-    log_ratios, pair_ratios = [], []
+    groups = []
     for t in target:
         r = by_pair.get(t.pair)
         if r is None:
             continue
         rounds = min(len(t.blocks_s), len(r.blocks_s))
-        values = stats.paired_log_ratios(t.blocks_s[:rounds], r.blocks_s[:rounds])
-        log_ratios.extend(values)
-        pair_ratios.append(math.exp(sum(values) / len(values)))
-    return log_ratios, pair_ratios
+        groups.append(stats.paired_log_ratios(t.blocks_s[:rounds], r.blocks_s[:rounds]))
+    return groups
 
 
 def compare_pair(target: List[BenchResult], reference: List[BenchResult],
@@ -120,16 +119,17 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
     t_rate = rate_of(target) if target else None
     r_rate = rate_of(reference) if reference else None
     noisy = any(rate and rate.rel_iqr > NOISY_REL_IQR for rate in (t_rate, r_rate))
-    log_ratios, pair_ratios = _paired(target, reference)
-    if not log_ratios:
+    groups = _paired(target, reference)
+    if not groups:
         return Comparison(first.bench, first.params, t_rate, r_rate, noisy=noisy)
-    ratio, low, high = stats.ratio_with_ci(log_ratios)
+    ratio, low, high = stats.two_level_ratio_with_ci(groups)
+    pair_ratios = [math.exp(sum(g) / len(g)) for g in groups]
     if len(pair_ratios) > 1 and max(pair_ratios) / min(pair_ratios) > 1 + aa_floor:
         noisy = True
     outside = low is not None and (high < 1.0 or low > 1.0)
     significant = outside and abs(math.log(ratio)) > math.log(1 + aa_floor)
     return Comparison(first.bench, first.params, t_rate, r_rate, ratio, low, high,
-                      len(log_ratios), tuple(pair_ratios), significant, noisy)
+                      sum(len(g) for g in groups), tuple(pair_ratios), significant, noisy)
 
 
 def compare(result: AuditResult, aa_floor: float = AA_FLOOR) -> List[Comparison]:

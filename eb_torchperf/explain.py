@@ -31,7 +31,7 @@ from .audit import AuditRun, RunnerOptions
 from .compare import compare
 from .errors import ConfigError, ProbeError, SchemaError
 from .findings import Finding
-from .measurements import AuditResult
+from .measurements import AuditResult, load_document
 from .probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
 from .profile_diff import (MIN_SHARE, RULE_BACKENDS, ProfileDiff, WorkloadProfile,
                            combine_diffs, diff_profiles)
@@ -323,17 +323,7 @@ def load_explain(path) -> ExplainResult:
     Raises:
         SchemaError: unreadable, not JSON, or not an explain document (names the path).
     """
-    try:
-        with open(path) as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise SchemaError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
-    except ValueError as exc:
-        raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
-    try:
-        return ExplainResult.from_json(data)
-    except SchemaError as exc:
-        raise SchemaError("%s: %s" % (path, exc)) from None
+    return load_document(path, ExplainResult.from_json)
 
 
 def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],

@@ -233,11 +233,11 @@ class AuditResult:
         target.write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
 
 
-def load_results(path) -> AuditResult:
-    """Read a results JSON file.
+def load_document(path, from_json):
+    """Read a JSON file and build it with `from_json(data)`.
 
     Raises:
-        SchemaError: unreadable, not JSON, or not a results document (message names path).
+        SchemaError: unreadable, not JSON, or rejected by `from_json` (message names path).
     """
     try:
         with open(path) as handle:
@@ -247,6 +247,15 @@ def load_results(path) -> AuditResult:
     except ValueError as exc:
         raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
     try:
-        return AuditResult.from_json(data)
+        return from_json(data)
     except SchemaError as exc:
         raise SchemaError("%s: %s" % (path, exc)) from None
+
+
+def load_results(path) -> AuditResult:
+    """Read a results JSON file.
+
+    Raises:
+        SchemaError: unreadable, not JSON, or not a results document (message names path).
+    """
+    return load_document(path, AuditResult.from_json)

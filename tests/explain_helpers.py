@@ -5,19 +5,13 @@ probe documents; tests change single fields by hand to reach the other cases.
 """
 
 import copy
-import functools
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
-import pytest
 
 from eb_torchperf.measurements import BenchResult, ProbeResult
 
 DATA = pathlib.Path(__file__).parent / "data"
-DEBIAN_PYTHON = "/usr/bin/python3"
 DEBIAN_FACTS = "debian-12-python3-torch-1.13.1"
 WHEEL_FACTS = "wheel-2.13.0-cpu"
 EASYBUILD_CONFIG = "easybuild-2.9.1-foss-2025a-CUDA-12.8.0-source.txt"
@@ -60,25 +54,3 @@ def bench(name: str, side: str, seconds, params=None, pair: int = 0, unit: str =
                        work_unit=unit)
 
 
-@functools.lru_cache(maxsize=None)
-def torch_runs(python: str) -> bool:
-    """True if `python` exists and imports torch (asked once per interpreter)."""
-    if not os.path.exists(python):
-        return False
-    proc = subprocess.run([python, "-s", "-c", "import torch"], capture_output=True, timeout=300)
-    return proc.returncode == 0
-
-
-def debian_python_or_skip() -> str:
-    """Debian's /usr/bin/python3 with python3-torch 1.13; skips the calling test if absent."""
-    if not torch_runs(DEBIAN_PYTHON):
-        pytest.skip("needs Debian's python3-torch under /usr/bin/python3 "
-                    "(apt-get install python3-torch)")
-    return DEBIAN_PYTHON
-
-
-def wheel_python_or_skip() -> str:
-    """The test interpreter, whose torch is the 2.13.0 wheel; skips if torch is absent."""
-    if not torch_runs(sys.executable):
-        pytest.skip("needs torch in the test interpreter (pip install torch==2.13.0)")
-    return sys.executable

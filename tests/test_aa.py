@@ -1,23 +1,25 @@
 """A/A check: the wheel audited against itself claims no difference.
 
-The runner's claim is that a row marked significant is a real difference; with the
-same interpreter on both sides no row may be significant, and every relative OPS must
-stay near 100 % (AA_FLOOR is the tool's stated floor; the bound here is twice it so
-that a shared CI machine does not make the test flaky, while a broken pairing or
-ordering bias (e.g. a missing warm-up: up to 2x) still fails it).
+With the same interpreter on both sides no row may be significant (the interval over
+worker pairs must include 100 % or the difference must stay under the A/A floor), and
+the geometric mean over the rows must stay within the floor: a systematic bias of the
+runner (a missing warm-up, a side that always runs second) would move every row the
+same way.  Single rows are not held to the floor: fresh processes of one wheel differ
+by up to ~20 % on some rows on this 2-core VM (benchmarks/aa_repeat.py prints it).
 """
 
 import pytest
 
 from eb_torchperf.audit import SUITE_OPTIONS, AuditRun
-from eb_torchperf.compare import AA_FLOOR, compare
+from eb_torchperf.compare import AA_FLOOR, compare, geomean_relative_ops
 
 
 def test_wheel_against_itself(wheel_python):
-    only = ["matmul_fp32", "layernorm", "add_bandwidth", "dispatch"]
+    only = ["matmul_fp32", "layernorm", "add_bandwidth", "dispatch", "conv3x3"]
     result = AuditRun(wheel_python, wheel_python, "quick", SUITE_OPTIONS["quick"], only=only).run()
     comparisons = compare(result)
     assert result.complete and len(comparisons) == len(only)
     for c in comparisons:
-        assert not c.significant, (c.bench, c.relative_ops, c.ci_low, c.ci_high)
-        assert c.relative_ops == pytest.approx(1.0, abs=2 * AA_FLOOR), c.bench
+        assert not c.significant, (c.bench, c.relative_ops, c.ci_low, c.ci_high, c.pair_ratios)
+        assert len(c.pair_ratios) == SUITE_OPTIONS["quick"].pairs
+    assert geomean_relative_ops(comparisons) == pytest.approx(1.0, abs=AA_FLOOR)

@@ -61,6 +61,12 @@ def test_blocks_alternate_abba_within_each_benchmark():
                                                                        "availability"]
 
 
+def test_odd_pairs_start_the_reference_first():
+    _, log = fake_run()
+    starts = [side for side, op, *rest in log if op == "start"]
+    assert starts == ["target", "reference", "reference", "target"]
+
+
 def test_fresh_workers_per_pair_and_facts_once():
     result, log = fake_run()
     assert log.count(("target", "start")) == 2 and log.count(("reference", "start")) == 2

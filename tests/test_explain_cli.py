@@ -9,18 +9,7 @@ from eb_torchperf.cli import main
 from eb_torchperf.explain import load_explain
 from eb_torchperf.measurements import AuditResult, load_results
 
-from explain_helpers import (DEBIAN_FACTS, WHEEL_FACTS, bench, debian_python_or_skip,
-                             golden_facts, probe_from, wheel_python_or_skip)
-
-
-@pytest.fixture(scope="module")
-def debian_python():
-    return debian_python_or_skip()
-
-
-@pytest.fixture(scope="module")
-def wheel_python():
-    return wheel_python_or_skip()
+from explain_helpers import (DEBIAN_FACTS, WHEEL_FACTS, bench, golden_facts, probe_from)
 
 
 def baseline_file(tmp_path, target, reference):

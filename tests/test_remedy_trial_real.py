@@ -15,23 +15,12 @@ from eb_torchperf.runner import run_probe
 from eb_torchperf.runtime_facts import mapped, plain_libblas, usable_cores
 from eb_torchperf.trials import plan_trials, summarize_trial
 
-from explain_helpers import debian_python_or_skip, wheel_python_or_skip
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 OPENBLAS_DIR = LIBDIR + "/openblas-pthread"
 #: One short round of one benchmark: enough to start both workers and measure once.
 TINY = RunnerOptions(pairs=1, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=1,
                      max_rounds=1, bench_budget_s=0.01, min_sample_s=0.001)
-
-
-@pytest.fixture(scope="module")
-def debian_python():
-    return debian_python_or_skip()
-
-
-@pytest.fixture(scope="module")
-def wheel_python():
-    return wheel_python_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -62,3 +62,30 @@ def test_geometric_mean():
     assert stats.geometric_mean([0.25, 1.0, 4.0]) == pytest.approx(1.0)
     with pytest.raises(ValueError):
         stats.geometric_mean([1.0, 0.0])
+
+
+def test_two_level_one_pair_is_the_within_run_interval():
+    logs = [0.0, 0.2, 0.1]
+    assert stats.two_level_ratio_with_ci([logs]) == pytest.approx(stats.ratio_with_ci(logs))
+
+
+def test_two_level_pairs_weigh_equally_and_widen_the_interval():
+    # two processes each steady within themselves but 10 % apart (log 0.2 vs 0.3)
+    pairs = [[0.2, 0.2001, 0.1999, 0.2], [0.3, 0.3001, 0.2999]]
+    ratio, low, high = stats.two_level_ratio_with_ci(pairs)
+    assert ratio == pytest.approx(math.exp(0.25))
+    half = 12.706 * statistics_stdev([0.2, 0.3]) / math.sqrt(2)
+    assert (low, high) == pytest.approx((math.exp(0.25 - half), math.exp(0.25 + half)))
+    assert low < 1.0 < high  # an A/A-like pair effect is not evidence
+
+
+def test_two_level_never_narrower_than_within():
+    pairs = [[-1.0, 1.0], [-1.0, 1.0]]  # equal pair means, wide rounds
+    _, low, high = stats.two_level_ratio_with_ci(pairs)
+    _, w_low, w_high = stats.ratio_with_ci([-1.0, 1.0, -1.0, 1.0])
+    assert (low, high) == pytest.approx((w_low, w_high))
+
+
+def test_two_level_needs_rounds():
+    with pytest.raises(ValueError, match="no paired rounds"):
+        stats.two_level_ratio_with_ci([[], []])

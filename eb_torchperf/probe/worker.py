@@ -21,6 +21,8 @@ from . import profile, registry, timing
 #: Samples shorter than this are dominated by timer overhead; calibration grows the
 #: calls per sample until one sample takes at least this long.
 DEFAULT_MIN_SAMPLE_S = 0.002
+#: Untimed seconds of calls after calibration, before the first block (see op_prepare).
+PREPARE_WARMUP_S = 0.1
 
 
 class WorkerState:
@@ -80,6 +82,12 @@ def op_prepare(state, req):
         fn = bench.setup(state.torch, params)
         number, per_call = timing.calibrate(
             fn, req.get("min_sample_s", DEFAULT_MIN_SAMPLE_S), sync=state.sync_for(bench))
+        # A fresh benchmark keeps speeding up for ~100 ms after calibration (oneDNN
+        # primitive caches, first-touch page faults: conv3x3 ran 11.6 -> 8.0 ms over its
+        # first four blocks on the dev machine), which a per-block warm-up is too short
+        # to absorb; one longer untimed warm-up here keeps that out of round 0.
+        timing.warm_up(fn, req.get("prepare_warmup_s", PREPARE_WARMUP_S), per_call,
+                       sync=state.sync_for(bench))
     state.key, state.fn, state.per_call_s = _key(req), fn, per_call
     return {"number": number, "per_call_s": per_call}
 

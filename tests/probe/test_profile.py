@@ -6,21 +6,10 @@ from eb_torchperf.explain import ProfileOptions, run_profiles
 from eb_torchperf.probe.profile import WORKLOADS
 from eb_torchperf.runner import ProbeBundle, Worker
 
-from explain_helpers import debian_python_or_skip, wheel_python_or_skip
 
 #: Operators both torch versions name the same way in these workloads.
 DLRM_OPS = {"aten::addmm", "aten::_embedding_bag", "aten::cat", "aten::linear"}
 RESNET_OPS = {"aten::mkldnn_convolution", "aten::native_batch_norm", "aten::add"}
-
-
-@pytest.fixture(scope="module")
-def debian_python():
-    return debian_python_or_skip()
-
-
-@pytest.fixture(scope="module")
-def wheel_python():
-    return wheel_python_or_skip()
 
 
 @pytest.fixture(scope="module")
