@@ -126,8 +126,9 @@ class AuditRun:
     def run(self) -> AuditResult:
         """Measure every planned benchmark over all pairs; never raises ProbeError.
 
-        A worker that dies or hangs ends the audit early (complete=False) with the
-        error recorded; what was measured before is kept in the result.
+        A worker that dies or hangs, or an interrupt (Ctrl-C; the CLI turns SIGTERM into
+        one), ends the audit early (complete=False) with the error recorded; what was
+        measured before is kept in the result.
         """
         started = time.monotonic()
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -138,6 +139,11 @@ class AuditRun:
                     self._run_pair(bundle.path, pair)
                 except ProbeError as exc:
                     self._record_error(exc, pair)
+                    complete = False
+                    break
+                except KeyboardInterrupt:
+                    self.errors.append({"side": None, "python": None, "pair": pair,
+                                        "message": "audit interrupted"})
                     complete = False
                     break
                 finally:

@@ -29,6 +29,7 @@ import dataclasses
 import datetime
 import os
 import pathlib
+import signal
 import sys
 
 from . import compare as compare_mod
@@ -68,7 +69,8 @@ def add_audit_arguments(parser) -> None:
                              "--target-env CUDA_LAUNCH_BLOCKING=1; VAR= removes it")
     parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
-                        help="a worker silent this long is taken as hung (default 300)")
+                        help="a worker silent this long, also while it imports torch, is taken "
+                             "as hung and killed (default 300)")
     parser.add_argument("--out", metavar="FILE",
                         help="results JSON (default: reports/torchperf-<UTC time>.json)")
     parser.add_argument("--pip-option", action="append", default=[], metavar="OPT",
@@ -90,7 +92,11 @@ def add_arguments(parser) -> None:
 
 def _options(args):
     options = SUITE_OPTIONS[args.suite]
-    changes = {"request_timeout_s": args.timeout}
+    if args.timeout <= 0:
+        raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
+    if args.pairs is not None and args.pairs < 1:
+        raise ConfigError("--pairs must be at least 1, not %d" % args.pairs)
+    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
     if args.pairs is not None:
         changes["pairs"] = args.pairs
     try:
@@ -171,14 +177,46 @@ def _explain(result, path: pathlib.Path, args, err):
     return with_profile_evidence(result, explained), explained
 
 
+def check_writable(path: pathlib.Path) -> None:
+    """Make sure the results file can be written, before anything is measured.
+
+    Raises:
+        ConfigError: the folder cannot be created or the file cannot be opened.
+    """
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
+    if not existed:
+        path.unlink()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _measure_keeping_results(args, err):
+    """_measure with SIGTERM (Slurm's scancel and time limit) handled like Ctrl-C: the
+    audit stops, and what was measured is returned and written."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return _measure(args, err)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
     if args.explain and args.reference in ("", "none"):
         raise ConfigError("--explain needs a reference to profile against; "
                           "leave out --reference none")
     out, err = make_console(), make_console(stderr=True)
-    result = _measure(args, err)
     path = pathlib.Path(args.out or default_out_path())
+    check_writable(path)
+    result = _measure_keeping_results(args, err)
     comparisons = compare_mod.compare(result)
     result = with_findings(result, comparisons)
     result.save(path)
@@ -198,7 +236,8 @@ def run(args) -> int:
     print_outcome(out, result, comparisons, written)
     out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
     if not result.complete:
-        print("eb-torchperf: error: %s (results so far written to %s)"
-              % (result.errors[-1]["message"], path), file=sys.stderr)
-        return 2
+        message = result.errors[-1]["message"]
+        print("eb-torchperf: error: %s (results so far written to %s)" % (message, path),
+              file=sys.stderr)
+        return 130 if message == "audit interrupted" else 2
     return exit_status(result.findings, args.fail_on)

@@ -32,6 +32,15 @@ COMMANDS = {
             "show the GPU tables and GPU findings of an audit results file"),
 }
 
+DESCRIPTION = """\
+Is this PyTorch slow, and why?  eb-torchperf audits any Python interpreter's torch
+(EasyBuild module, Spack, conda, Debian, a venv) against a reference (usually the
+upstream wheel) without installing anything into it: build config side by side
+(BLAS_INFO, MKL, oneDNN, OpenMP, CPU capability, -march, CUDA archs, cuDNN), a CPU and
+GPU micro-suite measured in alternation (relative OPS, reference = 100 %), and findings
+with evidence, an EasyBuild remedy and their public source.  It also lints PyTorch
+easyconfigs before a build and runs as an EasyBuild hook (hooks/torchperf.py)."""
+
 EPILOG = """\
 exit status: 0 ok; 1 findings at or above --fail-on; 2 usage or tool error.
 
@@ -50,7 +59,7 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per entry of COMMANDS."""
     parser = argparse.ArgumentParser(
-        prog="eb-torchperf", description=__doc__.splitlines()[0].split(": ", 1)[1],
+        prog="eb-torchperf", description=DESCRIPTION,
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="%(prog)s " + __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -72,6 +81,10 @@ def main(argv=None) -> int:
         return args._run(args)
     except TorchPerfError as exc:
         print("eb-torchperf: error: %s" % exc, file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output file or folder that cannot be written
+        print("eb-torchperf: error: %s: %s" % (exc.filename or "I/O", exc.strerror or exc),
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("eb-torchperf: interrupted", file=sys.stderr)

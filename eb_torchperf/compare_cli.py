@@ -11,6 +11,7 @@ from rich.console import Console
 
 from .diagnose import with_findings
 from .findings import exit_status
+from .errors import ConfigError
 from .measurements import load_results
 from .report import parse_formats, write_reports
 from .report_cli import add_common_arguments, print_outcome
@@ -28,10 +29,26 @@ def add_arguments(parser) -> None:
                                        "(default: compare-<A>-vs-<B>)")
 
 
+def _usable(path):
+    """The stored run at `path`, if it can stand in a comparison.
+
+    Raises:
+        SchemaError: unreadable, or not a results document.
+        ConfigError: the run was cut short or measured nothing on its target side.
+    """
+    result = load_results(path)
+    if not result.complete:
+        raise ConfigError("%s is an incomplete run (%s); compare needs complete runs"
+                          % (path, result.errors[-1]["message"] if result.errors else "cut short"))
+    if result.target is None or not result.results_for("target"):
+        raise ConfigError("%s has no target measurements to compare" % path)
+    return result
+
+
 def run(args) -> int:
     formats = parse_formats(args.format)
     before, after = pathlib.Path(args.before), pathlib.Path(args.after)
-    combined = combine_runs(load_results(before), load_results(after))
+    combined = combine_runs(_usable(before), _usable(after))
     comparisons = unpaired_comparisons(combined)
     combined = with_findings(combined, comparisons)
     note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))

@@ -98,7 +98,11 @@ def _baseline(args, err: Console):
 
 def _runner_options(suite: str, args, pairs):
     """The suite's runner settings with --timeout and `pairs` (None: the suite's)."""
-    changes = {"request_timeout_s": args.timeout}
+    if args.timeout <= 0:
+        raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
+    if pairs is not None and pairs < 1:
+        raise ConfigError("--pairs / --trial-pairs must be at least 1, not %d" % pairs)
+    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
     if pairs is not None:
         changes["pairs"] = pairs
     try:

@@ -76,11 +76,20 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
         return str(venv_python)
     shutil.rmtree(venv, ignore_errors=True)
     log("creating reference venv %s with %s (once; cached)" % (venv, requirement))
-    _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv)
-    _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-          requirement, *pip_options], "pip install %s" % requirement)
+    try:
+        _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv)
+        _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+              requirement, *pip_options], "pip install %s" % requirement)
+    except ConfigError:
+        shutil.rmtree(venv, ignore_errors=True)  # no half-made venv left in the cache
+        raise
     (venv / READY_MARKER).write_text(requirement + "\n")
     return str(venv_python)
+
+
+#: pip output lines that carry the cause of a failed install (pip prints the cause
+#: of a resolution failure above its final "ERROR: ResolutionImpossible" line).
+_PIP_CAUSE = ("ERROR", "requested", "conflict", "No matching distribution")
 
 
 def _run(argv: Sequence[str], what: str) -> None:
@@ -89,9 +98,10 @@ def _run(argv: Sequence[str], what: str) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError("%s failed: %s" % (what, exc)) from None
     if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no output"]
-        errors = [line for line in lines if "ERROR" in line] or lines
-        raise ConfigError("%s failed (exit %d): %s" % (what, proc.returncode, errors[-1]))
+        lines = [l.strip() for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
+        causes = [l for l in lines if any(word in l for word in _PIP_CAUSE)] or lines[-1:]
+        raise ConfigError("%s failed (exit %d): %s" % (what, proc.returncode,
+                                                       " | ".join(causes[:4]) or "no output"))
 
 
 def target_torch_version(python: str, timeout_s: float = 180) -> str:

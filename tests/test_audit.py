@@ -138,3 +138,19 @@ def test_target_without_torch_gives_incomplete_result(python_without_torch, whee
     assert not result.complete and result.results == ()
     assert "No module named 'torch'" in result.errors[0]["message"]
     assert result.errors[0]["side"] == "target"
+
+
+def test_interrupt_keeps_measured_results():
+    class Interrupted(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            if op == "prepare" and fields["bench"] == "add_bandwidth":
+                raise KeyboardInterrupt
+            return super().request(op, timeout_s, **fields)
+
+    log = []
+    audit = AuditRun("/t", "/r", "quick", FAST, only=["add_bandwidth", "matmul_fp32"],
+                     worker_factory=lambda *a: Interrupted(log, *a))
+    result = audit.run()
+    assert not result.complete and result.errors[-1]["message"] == "audit interrupted"
+    assert {r.bench for r in result.results} == {"matmul_fp32"}  # registry order: first
+    assert log.count(("target", "close")) == 1 and log.count(("reference", "close")) == 1

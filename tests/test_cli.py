@@ -45,7 +45,30 @@ def test_unknown_benchmark(capsys, wheel_python):
 
 def test_bad_pairs(capsys, wheel_python):
     status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--pairs", "0")
-    assert status == 2 and "pairs and min_rounds must be >= 1" in err
+    assert status == 2 and "--pairs must be at least 1, not 0" in err
+
+
+def test_bad_timeout(capsys, wheel_python):
+    status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--timeout", "-3")
+    assert status == 2 and err == "eb-torchperf: error: --timeout must be > 0 seconds, not -3\n"
+
+
+def test_unwritable_out_fails_before_measuring(capsys, tmp_path, wheel_python):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    status, out, err = run_cli(capsys, "audit", "--python", wheel_python, "--reference", "none",
+                               "--only", "dispatch", "--out", str(blocker / "r.json"))
+    assert status == 2 and out == ""
+    assert err.startswith("eb-torchperf: error: cannot write results to %s" % (blocker / "r.json"))
+    assert err.count("\n") == 1
+
+
+def test_unwritable_probe_out_is_one_line(capsys, tmp_path, wheel_python):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    status, _, err = run_cli(capsys, "probe", "--python", wheel_python,
+                             "--out", str(blocker / "p.json"))
+    assert status == 2 and err.count("\n") == 1 and str(blocker / "p.json") in err
 
 
 def test_target_without_torch_writes_results(capsys, tmp_path, python_without_torch):

@@ -123,3 +123,16 @@ def test_audit_explain_needs_a_reference(capsys):
     assert main(["audit", "--python", sys.executable, "--reference", "none", "--explain"]) == 2
     assert capsys.readouterr().err == ("eb-torchperf: error: --explain needs a reference to "
                                        "profile against; leave out --reference none\n")
+
+
+def test_compare_refuses_an_incomplete_run(tmp_path, capsys):
+    complete = EXAMPLES / "wheel-2.13.0-vs-itself.json"
+    data = json.loads(complete.read_text())
+    data["complete"] = False
+    data["errors"] = [{"side": "target", "message": "worker killed by signal SIGSEGV"}]
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(data))
+    assert main(["compare", str(complete), str(cut), "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("eb-torchperf: error: %s is an incomplete run (worker killed by signal "
+                   "SIGSEGV); compare needs complete runs\n" % cut)

@@ -43,16 +43,22 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     if geo is not None:
         speed = "target at %s of the reference (geometric mean of %d benchmarks)" % (
             pct(geo), sum(c.relative_ops is not None for c in comparisons))
+    elif not result.complete:
+        speed = "no benchmark measured on both sides"
     else:
         speed = "no reference measured: absolute rates only"
-    parts = ["%s: %s" % ("OK" if level in ("ok", "info") else level.upper(), speed)]
+    status = "OK" if level in ("ok", "info") else level.upper()
+    if not result.complete:
+        # a cut-short run is never "OK": say so first, with the cause
+        status = "INCOMPLETE RUN (%s)" % (result.errors[-1].get("message", "cut short")
+                                           if result.errors else "cut short")
+        if level not in ("ok", "info"):
+            status += ", " + level.upper()
+    parts = ["%s: %s" % (status, speed)]
     parts.append(counts or "no findings")
     if findings and level in ("error", "warning"):
         parts.append("top finding: %s" % findings[0].title)
-    text = "; ".join(parts) + "."
-    if not result.complete:
-        text = "INCOMPLETE RUN. " + text
-    return {"level": level, "text": text}
+    return {"level": level, "text": "; ".join(parts) + "."}
 
 
 def _finding_view(finding: Finding) -> dict:
