@@ -87,6 +87,9 @@ class Remedy:
         rebuild: what to change in the build when the remedy does not recover the gap
             ("" when the cause is run-time only and a failed trial only means that this
             is not the cause here).
+        rebuild_only_if_not_applied: the rebuild advice holds only when the setting did
+            not take effect in the child (e.g. a raised CPU capability that the build
+            has no kernels for); one that took effect and did not help needs no rebuild.
     """
 
     id: str
@@ -97,6 +100,7 @@ class Remedy:
     variants: Callable[[ProbeResult, BlasHost], List[Variant]]
     source: str
     rebuild: str = ""
+    rebuild_only_if_not_applied: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,7 +296,7 @@ REMEDIES: Tuple[Remedy, ...] = (
     Remedy("cpu-capability-raise", "cpu-capability-low",
            "raise the ATen CPU capability to the CPU's best (ATEN_CPU_CAPABILITY)",
            VECTORISED_BENCHES, _capability_low, _raise_variants, SOURCE_CAPABILITY,
-           REBUILD_CAPABILITY),
+           REBUILD_CAPABILITY, rebuild_only_if_not_applied=True),
     Remedy("drop-preloaded-openmp", "multiple-openmp",
            "remove the LD_PRELOADed second OpenMP runtime",
            THREADED_BENCHES, _two_openmp, _drop_preload_variants, SOURCE_OPENMP),

@@ -296,6 +296,13 @@ def summarize_trial(trial: Trial, baseline: Sequence[Comparison], audit: AuditRe
                        judge(applied, error, rows, aa_floor), audit, error)
 
 
+def _rebuild_hint(remedy: Optional[Remedy], trial: TrialResult) -> str:
+    """The remedy's rebuild advice for this trial, "" when it does not apply."""
+    if remedy is None or (remedy.rebuild_only_if_not_applied and trial.applied):
+        return ""
+    return remedy.rebuild
+
+
 def rebuild_needed(results: Sequence[TrialResult], finding_rule_ids: Sequence[str] = (),
                    remedies: Sequence[Remedy] = REMEDIES,
                    aa_floor: float = AA_FLOOR) -> List[dict]:
@@ -311,10 +318,10 @@ def rebuild_needed(results: Sequence[TrialResult], finding_rule_ids: Sequence[st
     tried = {r for t in results for r in t.trial.rule_ids}
     out = [{"rule_id": rule, "why": "no run-time remedy: change the easyconfig and rebuild"}
            for rule in dict.fromkeys(finding_rule_ids) if rule not in tried]
-    advice = {r.id: r.rebuild for r in remedies}
+    by_id = {r.id: r for r in remedies}
     for rule in sorted(tried):
         mine = [t for t in results if t.trial.rule_ids == (rule,)]
-        hints = sorted({advice.get(t.trial.remedy_ids[0], "") for t in mine} - {""})
+        hints = sorted({_rebuild_hint(by_id.get(t.trial.remedy_ids[0]), t) for t in mine} - {""})
         if mine and hints and not any(t.verdict in ("recovered", "partly recovered")
                                       for t in mine):
             out.append({"rule_id": rule, "why": "run-time remedies did not help (%s): %s" % (
