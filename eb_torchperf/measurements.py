@@ -205,6 +205,9 @@ class AuditResult:
         """
         if not isinstance(data, dict) or "schema_version" not in data:
             raise SchemaError("not an eb_torchperf results document (no schema_version)")
+        if data.get("kind") == "eb_torchperf-explain":
+            raise SchemaError("this is an explain document; give the results JSON it was "
+                              "made from (the same name without .explain)")
         if data["schema_version"] != SCHEMA_VERSION:
             raise SchemaError("results schema version %r is not supported (this eb_torchperf "
                               "reads version %d); re-run the audit or upgrade eb_torchperf"

@@ -75,6 +75,9 @@ def test_load_rejects_other_documents(tmp_path):
     path.write_text('{"schema_version": 99}')
     with pytest.raises(SchemaError, match="schema version 99 is not supported"):
         load_results(path)
+    path.write_text('{"schema_version": 1, "kind": "eb_torchperf-explain"}')
+    with pytest.raises(SchemaError, match="this is an explain document"):
+        load_results(path)
     path.write_text("not json")
     with pytest.raises(SchemaError, match="is not JSON"):
         load_results(path)
