@@ -20,7 +20,6 @@ Schema history (EXPLAIN_SCHEMA_VERSION):
 
 import dataclasses
 import datetime
-import json
 import pathlib
 import socket
 import time
@@ -31,7 +30,7 @@ from .audit import AuditRun, RunnerOptions
 from .compare import compare
 from .errors import ConfigError, ProbeError, SchemaError
 from .findings import Finding
-from .measurements import AuditResult, load_document
+from .measurements import AuditResult, load_document, save_document
 from .probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
 from .profile_diff import (MIN_SHARE, RULE_BACKENDS, ProfileDiff, WorkloadProfile,
                            combine_diffs, diff_profiles)
@@ -226,9 +225,7 @@ class ExplainResult:
 
     def save(self, path) -> None:
         """Write the JSON document to `path` (parent folders are created)."""
-        target = pathlib.Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
+        save_document(path, self.to_json())
 
 
 def profile_evidence(diff: ProfileDiff, backend: str) -> Dict[str, str]:

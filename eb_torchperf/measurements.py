@@ -230,10 +230,15 @@ class AuditResult:
 
     def save(self, path) -> None:
         """Write the JSON document to `path` (parent folders are created)."""
-        import pathlib
-        target = pathlib.Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
+        save_document(path, self.to_json())
+
+
+def save_document(path, data: dict) -> None:
+    """Write `data` as indented JSON to `path`, creating parent folders."""
+    import pathlib
+    target = pathlib.Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=1, default=str) + "\n")
 
 
 def load_document(path, from_json):

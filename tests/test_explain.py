@@ -23,7 +23,8 @@ from eb_torchperf.terminal_explain import format_seconds, op_sentence, print_exp
 from eb_torchperf.trials import TrialResult, TrialRow
 
 from auditcases import golden_result
-from explain_helpers import DEBIAN_FACTS, golden_facts, probe_from
+from explain_helpers import (DEBIAN_BERT_EVAL, DEBIAN_FACTS, WHEEL_BERT_EVAL, golden_facts,
+                             probe_from)
 
 
 def side(label, ops, workload="bert_layer_infer"):
@@ -122,14 +123,6 @@ def test_a_blas_finding_gains_the_profile_share():
     assert annotate_findings([blas], None) == (blas,)
 
 
-#: Self CPU seconds per step of the BERT-like layer in eval, as profiled on the dev machine
-#: (Debian python3-torch 1.13 vs the torch 2.13.0 wheel, 2026-11-30), largest operators.
-DEBIAN_BERT_EVAL = {"aten::addmm": 0.3254, "aten::_addmm_activation": 0.2907, "aten::mm": 0.2097,
-                    "aten::bmm": 0.0038, "aten::_transform_bias_rescale_qkv": 0.0024,
-                    "aten::native_layer_norm": 0.0001, "aten::_softmax": 0.00006}
-WHEEL_BERT_EVAL = {"aten::mm": 0.0177, "aten::addmm": 0.0108, "aten::_addmm_activation": 0.0024,
-                   "aten::bmm": 0.0041, "aten::_transform_bias_rescale_qkv": 0.0073,
-                   "aten::native_layer_norm": 0.00005, "aten::_softmax": 0.0040}
 
 
 def test_diagnosis_findings_gain_the_bert_profile():

@@ -5,6 +5,8 @@ import pytest
 from eb_torchperf.profile_diff import (OpTime, ProfileDiff, WorkloadProfile, backend_of,
                                        canonical_op, combine_diffs, diff_profiles)
 
+from explain_helpers import DEBIAN_BERT_EVAL, WHEEL_BERT_EVAL
+
 
 def profile(side, ops, workload="w", iterations=1, version="2.13.0"):
     """A WorkloadProfile from {name: self seconds per step}."""
@@ -12,14 +14,6 @@ def profile(side, ops, workload="w", iterations=1, version="2.13.0"):
                            tuple(OpTime(name, s, 1.0) for name, s in ops.items()))
 
 
-#: Self CPU seconds per step of the BERT-like layer in eval, as profiled on the dev machine
-#: (Debian python3-torch 1.13 vs the torch 2.13.0 wheel, 2026-11-30), largest operators.
-DEBIAN_BERT_EVAL = {"aten::addmm": 0.3254, "aten::_addmm_activation": 0.2907, "aten::mm": 0.2097,
-                    "aten::bmm": 0.0038, "aten::_transform_bias_rescale_qkv": 0.0024,
-                    "aten::native_layer_norm": 0.0001, "aten::_softmax": 0.00006}
-WHEEL_BERT_EVAL = {"aten::mm": 0.0177, "aten::addmm": 0.0108, "aten::_addmm_activation": 0.0024,
-                   "aten::bmm": 0.0041, "aten::_transform_bias_rescale_qkv": 0.0073,
-                   "aten::native_layer_norm": 0.00005, "aten::_softmax": 0.0040}
 
 
 @pytest.mark.parametrize("op, backend", [

@@ -38,7 +38,11 @@ def test_profile_op(which, workload, ops, workers):
     assert reply["threads"] == threads
     names = {op["name"]: op for op in reply["ops"]}
     assert ops <= set(names)
-    assert all(op["self_cpu_s"] >= 0 and op["calls"] >= 1 for op in reply["ops"])
+    assert all(op["calls"] >= 1 for op in reply["ops"])
+    # torch.profiler can give one op a slightly negative self time (its attribution of
+    # child events; seen once here with torch 1.13 under load), which the probe keeps as
+    # reported, so only the total must be positive
+    assert sum(op["self_cpu_s"] for op in reply["ops"]) > 0
     assert names["aten::addmm" if workload == "dlrm" else "aten::mkldnn_convolution"][
         "self_cpu_s"] > 0
 

@@ -19,12 +19,12 @@ from eb_torchperf.report import build_view, render_html, render_markdown
 from eb_torchperf.terminal import format_ratio
 
 from auditcases import DATA
+from markdown_tables import parse_tables
 
 RESULTS = DATA / "explain-debian-vs-wheel-v1.json"
 EXPLAIN = DATA / "explain-debian-vs-wheel-v1.explain.json"
 SNAPSHOT = DATA / "report-explain-section-v1.md"
 HEADING = "## Explain: profile diff and remedy trials"
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
 def _view(explain=True):
@@ -37,17 +37,6 @@ def _section(markdown):
     return markdown[markdown.index(HEADING):markdown.index("## Build configuration")]
 
 
-def _tables(text):
-    """Each Markdown table as a list of rows, each row a list of cell texts."""
-    tables, current = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            current.append([c.strip() for c in _CELL_SPLIT.split(line)[1:-1]])
-        elif current:
-            tables.append(current)
-            current = []
-    return tables
-
 
 def test_markdown_section_matches_the_snapshot():
     section = _section(render_markdown(_view()))
@@ -57,7 +46,7 @@ def test_markdown_section_matches_the_snapshot():
 
 
 def test_section_tables_are_well_formed():
-    tables = _tables(_section(render_markdown(_view())))
+    tables = parse_tables(_section(render_markdown(_view())))
     explained = load_explain(EXPLAIN)
     assert len(tables) == 2 + len(explained.trials)  # workloads, operators, one per trial
     for table in tables:
@@ -67,7 +56,7 @@ def test_section_tables_are_well_formed():
 
 def test_operators_are_the_top_of_the_overall_diff():
     explained = load_explain(EXPLAIN)
-    operators = next(t for t in _tables(_section(render_markdown(_view())))
+    operators = next(t for t in parse_tables(_section(render_markdown(_view())))
                      if t[0][0] == "operator")
     assert [row[0].strip("`") for row in operators[2:]] == [
         o.op for o in explained.overall.top_ops()]
@@ -77,7 +66,7 @@ def test_operators_are_the_top_of_the_overall_diff():
 
 def test_each_trial_shows_before_and_after_per_benchmark():
     explained = load_explain(EXPLAIN)
-    trial_tables = [t for t in _tables(_section(render_markdown(_view())))
+    trial_tables = [t for t in parse_tables(_section(render_markdown(_view())))
                     if t[0][0] == "benchmark"]
     assert len(trial_tables) == len(explained.trials)
     for table, trial in zip(trial_tables, explained.trials):

@@ -2,7 +2,6 @@
 
 import dataclasses
 import os
-import re
 
 import jinja2
 import pytest
@@ -14,25 +13,14 @@ from eb_torchperf.report import build_view, render_markdown
 from eb_torchperf.report.tables import pct
 
 from auditcases import DATA, golden_result
+from markdown_tables import parse_tables
 
 SNAPSHOT = DATA / "report-debian-vs-wheel-v1.md"
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
 def _markdown(result=None):
     return render_markdown(build_view(with_findings(result or golden_result())))
 
-
-def _tables(text):
-    """Each Markdown table as a list of rows, each row a list of cell texts."""
-    tables, current = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            current.append([c.strip() for c in _CELL_SPLIT.split(line)[1:-1]])
-        elif current:
-            tables.append(current)
-            current = []
-    return tables
 
 
 def test_markdown_matches_the_snapshot():
@@ -43,7 +31,7 @@ def test_markdown_matches_the_snapshot():
 
 
 def test_every_table_row_has_the_header_cell_count_and_a_separator():
-    tables = _tables(_markdown())
+    tables = parse_tables(_markdown())
     assert len(tables) == 9  # meta, 4 findings' evidence, ops, config, runtime, raw
     for table in tables:
         assert all(set(cell) <= set("-:") for cell in table[1]), table[0]
@@ -54,7 +42,7 @@ def test_ops_table_rows_are_the_computed_relative_ops():
     result = golden_result()
     expected = {(c.bench, " ".join("%s=%s" % kv for kv in c.params.items())): pct(c.relative_ops)
                 for c in compare(result)}
-    ops = next(t for t in _tables(_markdown()) if t[0][:2] == ["benchmark", "params"]
+    ops = next(t for t in parse_tables(_markdown()) if t[0][:2] == ["benchmark", "params"]
                and "relative OPS" in t[0])
     shown = {(row[0].strip("`"), row[1]): row[4] for row in ops[2:] if row[0].startswith("`")}
     assert shown == expected
@@ -63,7 +51,7 @@ def test_ops_table_rows_are_the_computed_relative_ops():
 
 
 def test_config_side_by_side_marks_differences_in_bold():
-    config = next(t for t in _tables(_markdown()) if t[0] == ["setting", "target", "reference"])
+    config = next(t for t in parse_tables(_markdown()) if t[0] == ["setting", "target", "reference"])
     rows = {row[0]: row[1:] for row in config[2:]}
     assert rows["**BLAS_INFO**"] == ["generic", "mkl"]
     assert rows["OpenMP"] == ["yes 201511", "yes 201511"]
