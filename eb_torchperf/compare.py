@@ -33,6 +33,9 @@ class Rate:
         samples: number of samples; rel_iqr: IQR / median of the samples.
         extra_s: extra metric -> median seconds per call (BenchResult.extra_s pooled),
             e.g. {"cpu_s": ..., "gpu_s": ...} for CUDA dispatch benchmarks.
+        best_s: fastest sample's seconds per call (None if not known).  On a GPU at
+            its power cap this is the burst rate (a bf16 8192^3 GEMM on the H200:
+            785 TFLOP/s best sample, 708 median, reports/examples/h200-gpu-suite.md).
     """
 
     median_s: float
@@ -41,6 +44,15 @@ class Rate:
     samples: int
     rel_iqr: float
     extra_s: Dict[str, float] = dataclasses.field(default_factory=dict)
+    best_s: Optional[float] = None
+
+    @property
+    def best_value(self) -> Optional[float]:
+        """The rate of the fastest sample, in `unit` (None where best_s is unknown)."""
+        if self.best_s is None:
+            return None
+        return self.value * (self.best_s / self.median_s if self.unit == "µs/op"
+                             else self.median_s / self.best_s)
 
 
 def rate_of(results: Sequence[BenchResult]) -> Rate:
@@ -60,7 +72,7 @@ def rate_of(results: Sequence[BenchResult]) -> Rate:
         value = results[0].work / med / 1e9
     metrics = sorted({m for r in results for m in r.extra_s})
     extra = {m: stats.median([t for r in results for t in r.extra_times_s(m)]) for m in metrics}
-    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra)
+    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra, min(times))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -52,8 +52,8 @@ def tables(result: AuditResult) -> List[tuple]:
     with_ref = result.reference is not None
     config = [(r.label, r.target) + ((r.reference,) if with_ref else ())
               for r in gpu_config_rows(result.target, result.reference)]
-    gemm = [(g.label, _num(g.tflops), _num(g.peak_tflops), _pct(g.of_peak), _pct(g.of_best))
-            for g in gemm_rows(comparisons, name)]
+    gemm = [(g.label, _num(g.tflops), _num(g.burst_tflops), _num(g.peak_tflops),
+             _pct(g.of_peak), _pct(g.of_best)) for g in gemm_rows(comparisons, name)]
     dispatch = [(d.label, d.side, _num(d.cpu_us), _num(d.gpu_us), _num(d.wall_us),
                  _num(d.ratio, 2), d.bound) for d in dispatch_rows(comparisons)]
     rates = [(r.label, r.unit, _num(r.target, 2), _num(r.reference, 2))
@@ -62,7 +62,8 @@ def tables(result: AuditResult) -> List[tuple]:
         ("GPU configuration", ("setting", "target") + (("reference",) if with_ref else ()),
          config),
         ("GEMM (target); peak: %s" % (peak[1] if peak else "unknown device %s" % name),
-         ("benchmark", "TFLOP/s", "peak TFLOP/s", "of peak", "of best measured"), gemm),
+         ("benchmark", "TFLOP/s (median)", "burst TFLOP/s (best sample)", "peak TFLOP/s",
+          "burst of peak", "burst of best measured"), gemm),
         ("CPU vs GPU time per call", ("benchmark", "side", "CPU µs", "GPU µs", "wall µs",
                                       "CPU/GPU", "bound"), dispatch),
         ("Latency and bandwidth", ("benchmark", "unit", "target", "reference"), rates),

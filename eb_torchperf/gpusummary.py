@@ -49,12 +49,25 @@ def device_name(probe: Optional[ProbeResult]) -> Optional[str]:
 
 
 class GemmRow(NamedTuple):
-    """One GEMM result: TFLOP/s and fractions of the card's peak and of the best measured
-    figure of the same dtype in this audit (None where unknown)."""
+    """One GEMM result of one side, in TFLOP/s.
+
+    Attributes:
+        tflops: median over all samples: the rate the card holds under the audit's
+            seconds of load (an H200 reaches its power cap within ~20 ms of bf16 GEMM
+            and lowers its clock: 1980 -> 1545 MHz, reports/examples/h200-gpu-suite.md).
+        burst_tflops: the fastest sample (2 or more back-to-back calls): the rate before
+            the power cap bites, what one-shot cuBLAS benchmarks report.
+        peak_tflops: the card's dense datasheet peak (PEAK_TFLOPS), None if unknown.
+        of_peak: burst_tflops / peak_tflops (None if the peak is unknown).
+        of_best: burst_tflops / the fastest sample of this dtype over every GEMM shape
+            and both sides of the audit: 1.0 for the best cuBLAS figure measured, lower
+            where a shape or a side falls short of it.
+    """
 
     label: str
     dtype: str
     tflops: float
+    burst_tflops: float
     peak_tflops: Optional[float]
     of_peak: Optional[float]
     of_best: float
@@ -67,18 +80,24 @@ def _label(c: Comparison) -> str:
 def gemm_rows(comparisons: Sequence[Comparison], name: Optional[str],
               side: str = "target") -> List[GemmRow]:
     """GEMM rows of `side` (benchmark gemm_cuda), with peak from PEAK_TFLOPS by `name`."""
-    found = [(c, getattr(c, side)) for c in comparisons if c.bench == "gemm_cuda"]
-    found = [(c, rate.value / 1e3) for c, rate in found if rate is not None]
+    gemms = [c for c in comparisons if c.bench == "gemm_cuda"]
     best: Dict[str, float] = {}
-    for c, tflops in found:
-        best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), tflops)
+    for c in gemms:
+        for rate in (c.target, c.reference):
+            if rate is not None:
+                burst = (rate.best_value or rate.value) / 1e3
+                best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), burst)
     peaks = (peak_for(name) or ({}, None))[0]
     rows = []
-    for c, tflops in found:
+    for c in gemms:
+        rate = getattr(c, side)
+        if rate is None:
+            continue
         dtype = c.params["dtype"]
+        tflops, burst = rate.value / 1e3, (rate.best_value or rate.value) / 1e3
         peak = peaks.get(dtype)
-        rows.append(GemmRow(_label(c), dtype, tflops, peak, tflops / peak if peak else None,
-                            tflops / best[dtype]))
+        rows.append(GemmRow(_label(c), dtype, tflops, burst, peak,
+                            burst / peak if peak else None, burst / best[dtype]))
     return rows
 
 
@@ -120,7 +139,8 @@ class RateRow(NamedTuple):
 
 def rate_rows(comparisons: Sequence[Comparison],
               benches=("launch_cuda", "copy_host_device", "copy_d2d", "sdpa_cuda",
-                       "conv_cuda", "allreduce_nccl")) -> List[RateRow]:
+                       "conv_cuda", "allreduce_nccl", "allreduce_nccl_4gpu",
+                       "allreduce_nccl_8gpu")) -> List[RateRow]:
     """Rates (µs/op, GB/s or GFLOP/s) of the non-GEMM CUDA benchmarks."""
     rows = []
     for c in comparisons:

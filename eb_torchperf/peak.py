@@ -32,6 +32,10 @@ BANDWIDTH_BENCH = "add_bandwidth"
 BANDWIDTH_BOUND = ("layernorm", "softmax", "gelu", "embedding_bag", BANDWIDTH_BENCH)
 
 
+#: The CUDA GEMM benchmark, measured against the card's datasheet peak of its dtype.
+GPU_GEMM_BENCH = "gemm_cuda"
+
+
 @dataclasses.dataclass(frozen=True)
 class Peak:
     """A computed peak rate.
@@ -121,6 +125,20 @@ def threads_used(probe: ProbeResult, params: dict) -> Optional[int]:
     return min(threads, cores)
 
 
+def gpu_gemm_peak(probe: ProbeResult, dtype: Optional[str]) -> Optional[Peak]:
+    """Dense datasheet peak of the probe's first CUDA device for `dtype` (bf16, fp16,
+    tf32, fp32), from gpusummary.PEAK_TFLOPS; None for an unknown device or dtype."""
+    # imported here: gpusummary -> rules -> evidence -> peak would be circular
+    from .gpusummary import device_name, peak_for as gpu_peak_for
+    name = device_name(probe)
+    found = gpu_peak_for(name)
+    if found is None or dtype not in found[0]:
+        return None
+    peaks, source = found
+    return Peak(peaks[dtype] * 1e12, "GFLOP/s",
+                "%s dense %s datasheet peak %.1f TFLOP/s, %s" % (name, dtype, peaks[dtype], source))
+
+
 def peak_for(comparison: Comparison, probe: ProbeResult,
              bandwidth: Optional[float]) -> Optional[Peak]:
     """The peak one target-side benchmark is measured against, None if not known
@@ -128,6 +146,8 @@ def peak_for(comparison: Comparison, probe: ProbeResult,
     rate = comparison.target
     if rate is None:
         return None
+    if comparison.bench == GPU_GEMM_BENCH:
+        return gpu_gemm_peak(probe, comparison.params.get("dtype"))
     if rate.unit == "GFLOP/s" and comparison.params.get("dtype", "float32") == "float32":
         cores = threads_used(probe, comparison.params)
         return flops_peak((probe.facts or {}).get("cpu") or {}, cores or 0)

@@ -53,3 +53,21 @@ def test_fractions_use_the_threads_each_benchmark_ran_with():
     # cache-resident denormal benchmark have no peak; layernorm runs at half the add bandwidth
     assert fractions == {"matmul_fp32": 0.5, "thread_scaling": 0.25, "add_bandwidth": 1.0,
                          "layernorm": 0.5}
+
+
+def test_cuda_gemm_is_measured_against_the_cards_datasheet_peak():
+    import pathlib
+
+    from eb_torchperf.compare import compare
+    from eb_torchperf.measurements import load_results
+    from eb_torchperf.report.render import peak_note
+
+    data = pathlib.Path(__file__).resolve().parent / "data"
+    result = load_results(data / "h200-quick-normal.json")
+    fractions = peak_fractions(compare(result), result.target)
+    gemm = {k: v for k, v in fractions.items() if k[0] == "gemm_cuda"}
+    ((fraction, peak),) = gemm.values()
+    assert peak.value == 989.5e12 and peak.unit == "GFLOP/s"
+    assert round(fraction * 989.5, 1) == 644.3  # median 644.3 TFLOP/s of the target
+    assert peak.basis.startswith("NVIDIA H200 dense bf16 datasheet peak 989.5 TFLOP/s, https://")
+    assert "CUDA GEMM against the card's dense peak (NVIDIA H200 dense bf16" in peak_note(fractions)

@@ -30,6 +30,9 @@ class Benchmark:
         work: params -> (amount per call, unit in WORK_UNITS).
         available: (torch, facts) -> None if it can run, else the reason.
         description: one line for reports.
+        min_sample_s: floor on the seconds of one sample, above the audit's own
+            (RunnerOptions.min_sample_s), for benchmarks with a fixed cost per sample
+            that more calls per sample must amortise (see suite_gpu's all-reduce).
     """
 
     name: str
@@ -40,6 +43,7 @@ class Benchmark:
     work: Callable[[dict], Tuple[float, str]]
     available: Callable = lambda torch, facts: None
     description: str = ""
+    min_sample_s: float = 0.0
 
     def params_for(self, suite: str) -> Tuple[dict, ...]:
         """Parameter sets of `suite` (empty when the suite does not run it)."""

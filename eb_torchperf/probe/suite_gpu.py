@@ -11,7 +11,7 @@ copies, and which kernels a build ships (arch list, cuDNN, flash attention).  So
 GEMM at four precisions (the ceiling), nn.Linear forward and forward+backward with
 CPU and GPU µs per call (cuda_timing.DispatchTimer), a tiny op (launch latency),
 copies, attention with the backend the probe reports, a cuDNN convolution, and with
-two or more GPUs an NCCL all-reduce.
+two or more GPUs an NCCL all-reduce with one process per GPU (probe/collective.py).
 
 Sizes: each call runs for 0.05-20 ms on an H200 (788 TFLOP/s bf16, 4.3 TB/s copy),
 well past launch overhead, with data several times the 60 MB L2.  The quick suite
@@ -279,24 +279,22 @@ register(Benchmark(
 
 # -- NCCL all-reduce (two or more GPUs) ------------------------------------------------------
 
-def _allreduce_unavailable(torch, facts):
+def _allreduce_unavailable(torch, facts, gpus):
     reason = cuda_unavailable(torch, facts)
     count = len(((facts or {}).get("gpu") or {}).get("devices") or ())
-    if reason is None and count < 2:
-        reason = "NCCL all-reduce needs 2 or more GPUs (this machine shows %d)" % count
+    if reason is None and count < gpus:
+        reason = "NCCL all-reduce over %d GPUs needs %d GPUs (this machine shows %d)" % (
+            gpus, gpus, count)
+    dist = getattr(torch, "distributed", None)
+    if reason is None and not (dist and dist.is_available() and dist.is_nccl_available()):
+        reason = "this torch has no NCCL backend in torch.distributed"
     return reason
 
 
 def _setup_allreduce(torch, p):
-    """One process drives `gpus` devices through torch.cuda.nccl (NCCL group call)."""
-    from torch.cuda import nccl
-    tensors = [torch.ones(p["mib"] * MIB // 4, device="cuda:%d" % i) for i in range(p["gpus"])]
-
-    def call():
-        nccl.all_reduce(tensors)
-        for index in range(1, p["gpus"]):
-            torch.cuda.synchronize(index)
-    return call
+    """One process per GPU: the worker is rank 0, peers are ranks 1..gpus-1."""
+    from .collective import AllReduceGroup
+    return AllReduceGroup(torch, p["gpus"], p["mib"] * MIB // 4, backend="nccl")
 
 
 def _bus_bytes(p):
@@ -306,9 +304,18 @@ def _bus_bytes(p):
     return float(p["mib"] * MIB) * 2 * (n - 1) / n, "byte"
 
 
-register(Benchmark(
-    name="allreduce_nccl", device="cuda", family="communication",
-    params={FULL: ({"mib": 256, "gpus": 2},)},
-    setup=_setup_allreduce, work=_bus_bytes, available=_allreduce_unavailable,
-    description="NCCL all-reduce (sum, fp32) over 2 GPUs from one process; rate = bus "
-                "bandwidth"))
+#: 2, 4 and 8 GPUs (the node sizes sites run); sizes past the machine's GPU count are
+#: skipped with the reason.  256 MiB per rank: nccl-tests' bus bandwidth has levelled
+#: off there (H200 pair: 289 GB/s).  Samples of at least 20 ms: the peers start each
+#: sample tens of µs after rank 0 (pipe wake-up), which with the audit's 2 ms samples
+#: (2 calls of ~0.93 ms) cost 7 % (H200 pair: 260 vs 280 GB/s between two worker pairs).
+ALLREDUCE_MIN_SAMPLE_S = 0.02
+for _gpus in (2, 4, 8):
+    register(Benchmark(
+        name="allreduce_nccl" if _gpus == 2 else "allreduce_nccl_%dgpu" % _gpus,
+        device="cuda", family="communication",
+        params={FULL: ({"mib": 256, "gpus": _gpus},)},
+        setup=_setup_allreduce, work=_bus_bytes, min_sample_s=ALLREDUCE_MIN_SAMPLE_S,
+        available=lambda torch, facts, _n=_gpus: _allreduce_unavailable(torch, facts, _n),
+        description="NCCL all-reduce (sum, fp32, 256 MiB per rank) over %d GPUs, one "
+                    "process per GPU (torch.distributed); rate = bus bandwidth" % _gpus))

@@ -35,6 +35,14 @@ class WorkerState:
         self.fn = None
         self.per_call_s = None
 
+    def drop(self):
+        """Forget the prepared benchmark; a callable with `.close()` (e.g. a process
+        group with peer processes) is closed first."""
+        fn, self.key, self.fn = self.fn, None, None
+        close = getattr(fn, "close", None)
+        if close is not None:
+            close()
+
     def sync_for(self, bench):
         if bench.device == "cuda":
             return self.torch.cuda.synchronize
@@ -76,12 +84,12 @@ def op_availability(state, req):
 
 def op_prepare(state, req):
     bench = registry.REGISTRY[req["bench"]]
-    state.key = state.fn = None
+    state.drop()
     params = req.get("params", {})
     with pinned_threads(state.torch, params):
-        fn = bench.setup(state.torch, params)
-        number, per_call = timing.calibrate(
-            fn, req.get("min_sample_s", DEFAULT_MIN_SAMPLE_S), sync=state.sync_for(bench))
+        fn = state.fn = bench.setup(state.torch, params)  # closed by drop() if what follows fails
+        min_sample_s = max(req.get("min_sample_s", DEFAULT_MIN_SAMPLE_S), bench.min_sample_s)
+        number, per_call = timing.calibrate(fn, min_sample_s, sync=state.sync_for(bench))
         # A fresh benchmark keeps speeding up for ~100 ms after calibration (oneDNN
         # primitive caches, first-touch page faults: conv3x3 ran 11.6 -> 8.0 ms over its
         # first four blocks on the dev machine), which a per-block warm-up is too short
@@ -127,7 +135,7 @@ def op_run(state, req):
 
 
 def op_release(state, req):
-    state.key = state.fn = None
+    state.drop()
     return {}
 
 
@@ -143,7 +151,15 @@ OPS = {"facts": op_facts, "availability": op_availability, "prepare": op_prepare
 
 
 def serve(state, requests, send):
-    """Answer requests until "quit" or end of input."""
+    """Answer requests until "quit" or end of input; the prepared benchmark is dropped
+    (closed) at the end."""
+    try:
+        _serve(state, requests, send)
+    finally:
+        state.drop()
+
+
+def _serve(state, requests, send):
     for line in requests:
         if not line.strip():
             continue

@@ -153,11 +153,16 @@ def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult]
 
 def peak_note(fractions: dict) -> str:
     """One sentence saying what "% of peak" is measured against ("" without peaks)."""
-    flops = sorted({p.basis for _, p in fractions.values() if p.unit == "GFLOP/s"})
+    bases = {p.basis for _, p in fractions.values() if p.unit == "GFLOP/s"}
+    gpu = sorted(b for b in bases if "datasheet" in b)
+    flops = sorted(bases - set(gpu))
     parts = []
     if flops:
         parts.append("GFLOP/s against the nominal fp32 peak (%s; with a base clock, turbo can "
                      "exceed 100 %%)" % "; ".join(flops))
+    if gpu:
+        parts.append("CUDA GEMM against the card's dense peak (%s; median rate, the card "
+                     "lowers its clock at its power cap)" % "; ".join(gpu))
     if any(p.unit == "GB/s" for _, p in fractions.values()):
         parts.append("GB/s against the bandwidth add_bandwidth measured")
     return ("% of peak: " + ", ".join(parts) + ".") if parts else ""

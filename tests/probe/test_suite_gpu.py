@@ -40,17 +40,53 @@ def test_cpu_plan_has_no_cuda_benchmark():
 
 def test_every_cuda_benchmark_names_the_missing_gpu():
     benches = _cuda_benches()
-    assert len(benches) == 9
+    assert len(benches) == 11
     for bench in benches:
         assert bench.available(None, NO_GPU) == "no GPU: this torch is built without CUDA"
 
 
-def test_allreduce_needs_two_gpus():
-    bench = registry.REGISTRY["allreduce_nccl"]
-    assert bench.available(None, ONE_GPU) == (
-        "NCCL all-reduce needs 2 or more GPUs (this machine shows 1)")
-    two = {"gpu": dict(ONE_GPU["gpu"], devices=ONE_GPU["gpu"]["devices"] * 2)}
-    assert bench.available(None, two) is None
+class _FakeDist:
+    def __init__(self, nccl):
+        self.nccl = nccl
+
+    def is_available(self):
+        return True
+
+    def is_nccl_available(self):
+        return self.nccl
+
+
+class _FakeTorch:
+    def __init__(self, nccl=True):
+        self.distributed = _FakeDist(nccl)
+
+
+def _gpus(count):
+    return {"gpu": dict(ONE_GPU["gpu"], devices=ONE_GPU["gpu"]["devices"] * count)}
+
+
+@pytest.mark.parametrize("name, gpus, reason", [
+    ("allreduce_nccl", 1, "NCCL all-reduce over 2 GPUs needs 2 GPUs (this machine shows 1)"),
+    ("allreduce_nccl", 2, None),
+    ("allreduce_nccl_4gpu", 2, "NCCL all-reduce over 4 GPUs needs 4 GPUs (this machine shows 2)"),
+    ("allreduce_nccl_4gpu", 8, None),
+    ("allreduce_nccl_8gpu", 4, "NCCL all-reduce over 8 GPUs needs 8 GPUs (this machine shows 4)"),
+])
+def test_allreduce_needs_as_many_gpus_as_ranks(name, gpus, reason):
+    assert registry.REGISTRY[name].available(_FakeTorch(), _gpus(gpus)) == reason
+
+
+def test_allreduce_without_nccl_backend_says_so():
+    assert registry.REGISTRY["allreduce_nccl"].available(_FakeTorch(nccl=False), _gpus(2)) == (
+        "this torch has no NCCL backend in torch.distributed")
+
+
+def test_allreduce_rows_are_full_suite_only_with_one_rank_per_gpu():
+    plan = registry.plan("full", ("cuda",))
+    assert [p for name, p in plan if name.startswith("allreduce_nccl")] == [
+        {"mib": 256, "gpus": 2}, {"mib": 256, "gpus": 4}, {"mib": 256, "gpus": 8}]
+    assert not [name for name, _ in registry.plan("quick", ("cuda",))
+                if name.startswith("allreduce")]
 
 
 @pytest.mark.parametrize("name, params, expected", [
@@ -61,6 +97,7 @@ def test_allreduce_needs_two_gpus():
     ("copy_host_device", {"direction": "h2d", "memory": "pinned", "mib": 64},
      (64.0 * 2 ** 20, "byte")),
     ("allreduce_nccl", {"mib": 256, "gpus": 2}, (256.0 * 2 ** 20, "byte")),  # 2(n-1)/n = 1
+    ("allreduce_nccl_8gpu", {"mib": 256, "gpus": 8}, (256.0 * 2 ** 20 * 14 / 8, "byte")),
     ("launch_cuda", {"sync": False}, (1.0, "op")),
 ])
 def test_work_per_call(name, params, expected):

@@ -43,3 +43,23 @@ def test_run_reply_has_one_extra_value_per_sample(monkeypatch):
 def test_plain_callable_gets_no_extra_field():
     after, values = worker._extra_collector(lambda: None)
     assert after is None and values == {}
+
+
+def test_a_benchmarks_own_sample_floor_raises_the_calls_per_sample(monkeypatch):
+    import time
+
+    def setup(torch, params):
+        return lambda: time.sleep(0.001)
+
+    for floor, at_least, at_most in ((0.0, 1, 2), (0.02, 10, 40)):
+        bench = Benchmark(name="fake_floor", device="cpu", family="test",
+                          params={"quick": ({},)}, setup=setup, work=lambda p: (1.0, "op"),
+                          min_sample_s=floor)
+        monkeypatch.setitem(registry.REGISTRY, "fake_floor", bench)
+        replies = []
+        worker.serve(worker.WorkerState(torch=None), [
+            json.dumps({"op": "prepare", "bench": "fake_floor", "min_sample_s": 1e-3,
+                        "prepare_warmup_s": 0})], replies.append)
+        # each call sleeps >= 1 ms: 1 call fills the audit's 1 ms; 20 ms need 10-20 calls
+        # (calibration may overshoot up to 2x)
+        assert at_least <= replies[0]["number"] <= at_most, (floor, replies[0])

@@ -185,3 +185,29 @@ def test_h200_launch_blocking_is_caught_with_its_cost():
     assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
     assert found["gpu-launch-blocking"].evidence["launch µs/op target"] == 17.04
     assert found["gpu-launch-blocking"].evidence["launch µs/op reference"] == 10.26
+
+
+# -- the same three audits, repeated on a 2x H200 machine after the warm-up fix ------------------
+# (tests/data/h200x2-quick-*.json, copies of reports/examples/h200-quick-*.json)
+
+def test_h200x2_normal_against_itself_flags_nothing():
+    assert _findings("h200x2-quick-normal.json") == {}
+
+
+def test_h200x2_caching_allocator_disabled_is_caught_again():
+    found = _findings("h200x2-quick-no-caching.json")
+    assert set(found) == {"gpu-caching-allocator-disabled", "gpu-cpu-bound",
+                          "gpu-launch-latency"}
+    evidence = found["gpu-caching-allocator-disabled"].evidence
+    assert evidence["its relative OPS %"] == 33.5
+    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == (14.08, 6.72)
+    cpu_bound = found["gpu-cpu-bound"].evidence
+    assert (cpu_bound["target CPU µs/call"], cpu_bound["target GPU µs/call"]) == (279.98, 249.32)
+
+
+def test_h200x2_launch_blocking_is_caught_again():
+    found = _findings("h200x2-quick-launch-blocking.json")
+    assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
+    evidence = found["gpu-launch-blocking"].evidence
+    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == (12.66, 6.58)
+    assert found["gpu-launch-latency"].evidence["slowdown"] == 1.89

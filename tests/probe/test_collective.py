@@ -1,0 +1,130 @@
+"""All-reduce with one process per rank (probe/collective.py), on the gloo backend.
+
+The NCCL path is the same code with CUDA tensors; it ran on two H200s (see
+reports/examples/h200x2-allreduce.md).  Here the CPU backend checks what the GPU run
+cannot show cheaply: every rank runs exactly as many collectives as rank 0, peers
+leave cleanly, and failures name the peer.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from eb_torchperf.probe import registry, worker
+from eb_torchperf.probe.collective import AllReduceGroup, CollectiveError
+from eb_torchperf.probe.registry import Benchmark
+from eb_torchperf.runner import ProbeBundle
+
+torch = pytest.importorskip("torch")
+if not torch.distributed.is_available():  # pragma: no cover - CPU wheels ship it
+    pytest.skip("this torch has no torch.distributed", allow_module_level=True)
+
+
+def test_every_rank_runs_each_call_once_and_peers_leave_cleanly():
+    group = AllReduceGroup(torch, 3, 1024, backend="gloo")
+    for _ in range(5):
+        group()
+    tmp = group.tmp
+    group.close()
+    # ones, summed over 3 ranks in the set-up collective and in 5 calls: 3 ** 6 each
+    assert group.tensor[0].item() == 3.0 ** 6
+    assert [proc.returncode for _, proc, _ in group.peers] == [0, 0]
+    assert not os.path.exists(tmp)
+    assert not torch.distributed.is_initialized()
+    group.close()  # idempotent
+
+
+def test_a_second_group_can_form_after_the_first_closed():
+    for world in (2, 2):
+        group = AllReduceGroup(torch, world, 16, backend="gloo")
+        group()
+        group.close()
+        assert group.tensor[0].item() == world ** 2
+
+
+def test_peer_that_cannot_start_is_named_with_its_exit_status(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: no torch here' >&2\nexit 7\n")
+    fake.chmod(0o755)
+    with pytest.raises(CollectiveError,
+                       match=r"^all-reduce peer rank 1 failed to start \(exit status 7\): "
+                             r"ModuleNotFoundError: no torch here$"):
+        AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
+    assert not torch.distributed.is_initialized()
+
+
+def test_peer_that_died_is_reported_at_the_next_call():
+    group = AllReduceGroup(torch, 2, 16, backend="gloo")
+    try:
+        _, proc, _ = group.peers[0]
+        proc.kill()
+        proc.wait()
+        with pytest.raises(CollectiveError,
+                           match=r"^all-reduce peer rank 1 died \(exit status -9\)"):
+            group()
+    finally:
+        group.close()
+    assert not torch.distributed.is_initialized()
+
+
+@pytest.mark.parametrize("args, message", [
+    ((1, 16, "gloo"), "an all-reduce group needs 2 or more ranks, not 1"),
+    ((2, 16, "mpi"), "unknown backend 'mpi' (choose from nccl, gloo)"),
+])
+def test_bad_arguments(args, message):
+    with pytest.raises(ValueError) as info:
+        AllReduceGroup(torch, *args[:2], backend=args[2])
+    assert str(info.value) == message
+
+
+def test_nccl_without_enough_gpus_says_how_many_torch_sees():
+    if torch.cuda.device_count() >= 2:
+        pytest.skip("this machine has 2 or more GPUs")
+    with pytest.raises(ValueError, match=r"^2 ranks need 2 GPUs; torch sees %d$"
+                       % torch.cuda.device_count()):
+        AllReduceGroup(torch, 2, 16, backend="nccl")
+
+
+def test_worker_release_and_quit_close_the_peers(monkeypatch):
+    """prepare -> run -> release through the worker protocol; a second prepare -> quit."""
+    groups = []
+
+    def setup(torch_module, params):
+        groups.append(AllReduceGroup(torch_module, params["world"], 256, backend="gloo"))
+        return groups[-1]
+
+    bench = Benchmark(name="fake_allreduce", device="cpu", family="communication",
+                      params={"quick": ({"world": 2},)}, setup=setup,
+                      work=lambda p: (1024.0, "byte"))
+    monkeypatch.setitem(registry.REGISTRY, "fake_allreduce", bench)
+    req = {"bench": "fake_allreduce", "params": {"world": 2}}
+    replies = []
+    worker.serve(worker.WorkerState(torch), [
+        json.dumps(dict(req, op="prepare", min_sample_s=1e-3, prepare_warmup_s=0)),
+        json.dumps(dict(req, op="run", number=4, warmup_s=0, block_s=0.01, min_samples=2)),
+        json.dumps(dict(req, op="release")),
+        json.dumps(dict(req, op="prepare", min_sample_s=1e-3, prepare_warmup_s=0)),
+        json.dumps({"op": "quit"})], replies.append)
+    assert [r["ok"] for r in replies] == [True] * 5, replies
+    assert len(replies[1]["times_s"]) >= 2
+    assert len(groups) == 2
+    for group in groups:
+        assert group.closed
+        assert [proc.returncode for _, proc, _ in group.peers] == [0]
+    assert not torch.distributed.is_initialized()
+
+
+def test_peers_start_from_the_copied_probe_package():
+    """In a target interpreter the peers run as `-m ebtp_probe.collective_peer`."""
+    code = ("import torch, ebtp_probe.collective as c; g = c.AllReduceGroup(torch, 2, 8, "
+            "backend='gloo'); g(); g(); g.close(); "
+            "print(c.PEER_MODULE, g.tensor[0].item(), [p.returncode for _, p, _ in g.peers])")
+    with ProbeBundle() as bundle:
+        env = dict(os.environ, PYTHONPATH=bundle.path)
+        out = subprocess.run([sys.executable, "-s", "-c", code], env=env, cwd=bundle.path,
+                             capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ebtp_probe.collective_peer", "8.0", "[0]"]
