@@ -29,6 +29,7 @@ import dataclasses
 import datetime
 import os
 import pathlib
+import re
 import signal
 import sys
 
@@ -39,6 +40,7 @@ from .diagnose import with_findings
 from .errors import ConfigError
 from .explain import ProfileOptions, explain, explain_path, with_profile_evidence
 from .findings import exit_status
+from .probe import registry
 from .reference import resolve_interpreter, resolve_reference
 from .report import parse_formats, write_reports
 from .report_cli import add_common_arguments, print_outcome
@@ -46,6 +48,8 @@ from .terminal import AuditProgress, config_table, make_console, ops_table
 from .terminal_explain import ExplainProgress, print_explain
 
 DEFAULT_OUT_DIR = "reports"
+#: A POSIX environment variable name (--target-env VAR=VALUE).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: --device choice -> benchmark devices planned.
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
@@ -109,13 +113,14 @@ def parse_env(assignments) -> dict:
     """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
 
     Raises:
-        ConfigError: an item without "=" or with an empty name.
+        ConfigError: an item without "=" or whose name is not a variable name.
     """
     env = {}
     for item in assignments:
         name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ConfigError("--target-env wants VAR=VALUE, not %r" % item)
+        if not sep or not ENV_NAME.fullmatch(name):
+            raise ConfigError("--target-env wants VAR=VALUE with VAR a variable name "
+                              "(letters, digits, _; not starting with a digit), not %r" % item)
         env[name] = value or None
     return env
 
@@ -141,6 +146,10 @@ def default_out_path() -> str:
 
 def _measure(args, err):
     """Resolve both interpreters, run the audit with a progress bar; the AuditResult."""
+    try:  # before a reference venv is built: a plan with nothing in it is a usage error
+        registry.plan(args.suite, DEVICES[args.device], args.only)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),

@@ -314,6 +314,21 @@ def find_explain(results_path) -> Optional[ExplainResult]:
     return load_explain(path) if pathlib.Path(path).is_file() else None
 
 
+def stale_reason(explained: ExplainResult, result) -> Optional[str]:
+    """Why an explain document found beside a results file is not about that audit
+    (another target or reference interpreter, or started before the audit was), None
+    when it fits.  An audit re-run into the same --out path leaves the old one there."""
+    target = result.target.python if result.target else None
+    reference = result.reference.python if result.reference else None
+    if (explained.target, explained.reference) != (target, reference):
+        return "it explains %s against %s, this audit %s against %s" % (
+            explained.target, explained.reference, target, reference)
+    if explained.created_utc and result.created_utc and explained.created_utc < result.created_utc:
+        return "it was made at %s, before this audit (%s)" % (explained.created_utc,
+                                                              result.created_utc)
+    return None
+
+
 def load_explain(path) -> ExplainResult:
     """Read an explain JSON file.
 

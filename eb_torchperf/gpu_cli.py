@@ -7,6 +7,7 @@ peak, CPU vs GPU µs per call, launch latency, copy bandwidths, and the GPU find
 Exit status: 0, or 1 when a GPU finding is at or above --fail-on.
 """
 
+import os
 from typing import List
 
 from rich.console import Console
@@ -16,6 +17,7 @@ from . import compare as compare_mod
 from .findings import Finding, exit_status, sort_findings
 from .gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows, peak_for,
                          rate_rows)
+from .errors import ConfigError, SchemaError
 from .measurements import AuditResult, load_results
 from .rules import gpu as gpu_rules
 
@@ -34,6 +36,11 @@ def gpu_findings(result: AuditResult) -> List[Finding]:
     found = [f for rule in gpu_rules.RULES
              for f in rule(result.target, result.reference, comparisons)]
     return list(sort_findings(found))
+
+
+def _evidence(value) -> str:
+    """An evidence value for display: None (an unset variable) as "unset"."""
+    return "unset" if value is None else str(value)
 
 
 def _pct(value) -> str:
@@ -74,6 +81,8 @@ def markdown(result: AuditResult, findings: List[Finding]) -> str:
     """The GPU tables and findings of `result` as GitHub Markdown."""
     lines = []
     for title, header, rows in tables(result):
+        if not rows:
+            continue
         lines += ["### " + title, "", "| " + " | ".join(header) + " |",
                   "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
@@ -81,22 +90,51 @@ def markdown(result: AuditResult, findings: List[Finding]) -> str:
     for f in findings:
         lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s" % (
             f.rule_id, f.severity, f.title,
-            "; ".join("%s = %s" % kv for kv in f.evidence.items()), f.source))
+            "; ".join("%s = %s" % (k, _evidence(v)) for k, v in f.evidence.items()), f.source))
     if not findings:
         lines.append("none")
     return "\n".join(lines) + "\n"
 
 
+def _gpu_facts(result: AuditResult, path) -> dict:
+    """The target's `gpu` facts (a dict; {} where the probe recorded none).
+
+    Raises:
+        SchemaError: no target probe, or `gpu` facts that are not an object.
+    """
+    if result.target is None:
+        raise SchemaError("%s: malformed results file: no target probe" % path)
+    gpu = (result.target.facts or {}).get("gpu") or {}
+    if not isinstance(gpu, dict):
+        raise SchemaError("%s: malformed results file: target facts 'gpu' is %s, not an "
+                          "object" % (path, type(gpu).__name__))
+    return gpu
+
+
 def run(args) -> int:
     out = Console()
+    if args.markdown and os.path.abspath(args.markdown) == os.path.abspath(args.results):
+        raise ConfigError("--markdown %s would overwrite the results file it reads"
+                          % args.markdown)
     result = load_results(args.results)
-    if result.target is None or not (result.target.facts.get("gpu") or {}).get("available"):
-        reason = ((result.target.facts.get("gpu") or {}).get("reason")
-                  if result.target else "no target probe")
-        out.print("GPU: none in this audit (%s)" % reason, highlight=False)
+    gpu = _gpu_facts(result, args.results)
+    if not gpu.get("available"):
+        out.print("GPU: none in this audit (%s)" % (gpu.get("reason") or "the probe recorded "
+                                                    "no GPU facts"), highlight=False)
         return 0
-    findings = gpu_findings(result)
-    for title, header, rows in tables(result):
+    try:
+        findings = gpu_findings(result)
+        shown = tables(result)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # hand-edited or foreign files: a value of the wrong type deep in the facts
+        raise SchemaError("%s: malformed GPU facts or results (%s: %s)"
+                          % (args.results, type(exc).__name__, exc)) from None
+    if not result.complete:
+        out.print("INCOMPLETE RUN: %s" % (result.errors[-1].get("message", "cut short")
+                                          if result.errors else "cut short"), highlight=False)
+    for title, header, rows in shown:
+        if not rows:
+            continue
         table = Table(title=title)
         for column in header:
             table.add_column(column)
@@ -106,11 +144,14 @@ def run(args) -> int:
     for f in findings:
         out.print("[bold]%s[/bold] %s: %s" % (f.severity.upper(), f.rule_id, f.title))
         for key, value in f.evidence.items():
-            out.print("    %s: %s" % (key, value), highlight=False)
+            out.print("    %s: %s" % (key, _evidence(value)), highlight=False)
         out.print("    advice: %s\n    source: %s" % (f.advice, f.source), highlight=False)
     if not findings:
         out.print("GPU findings: none", highlight=False)
     if args.markdown:
-        with open(args.markdown, "w") as handle:
-            handle.write(markdown(result, findings))
+        try:
+            with open(args.markdown, "w") as handle:
+                handle.write(markdown(result, findings))
+        except OSError as exc:
+            raise ConfigError("cannot write --markdown %s: %s" % (args.markdown, exc.strerror))
     return exit_status(findings, args.fail_on)

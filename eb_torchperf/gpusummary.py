@@ -141,13 +141,15 @@ def rate_rows(comparisons: Sequence[Comparison],
               benches=("launch_cuda", "copy_host_device", "copy_d2d", "sdpa_cuda",
                        "conv_cuda", "allreduce_nccl", "allreduce_nccl_4gpu",
                        "allreduce_nccl_8gpu")) -> List[RateRow]:
-    """Rates (µs/op, GB/s or GFLOP/s) of the non-GEMM CUDA benchmarks."""
+    """Rates (µs/op, GB/s or TFLOP/s) of the non-GEMM CUDA benchmarks."""
     rows = []
     for c in comparisons:
         if c.bench in benches and (c.target or c.reference):
             unit = (c.target or c.reference).unit
-            rows.append(RateRow(_label(c), unit, c.target and c.target.value,
-                                c.reference and c.reference.value))
+            scale = 1e-3 if unit == "GFLOP/s" else 1.0  # attention, convolution: TFLOP/s
+            rows.append(RateRow(_label(c), "TFLOP/s" if scale != 1.0 else unit,
+                                c.target and c.target.value * scale,
+                                c.reference and c.reference.value * scale))
     return rows
 
 

@@ -44,11 +44,13 @@ class Peak:
         value: rate in units per second (FLOP/s or byte/s).
         unit: "GFLOP/s" or "GB/s" (the display unit of `value / 1e9`).
         basis: how it was obtained, e.g. "2 cores x 2.60 GHz x 32 FLOP/cycle (avx512)".
+        source: URL of a published figure it comes from ("" for computed peaks).
     """
 
     value: float
     unit: str
     basis: str
+    source: str = ""
 
 
 def vector_isa(cpu: dict) -> Optional[str]:
@@ -136,7 +138,7 @@ def gpu_gemm_peak(probe: ProbeResult, dtype: Optional[str]) -> Optional[Peak]:
         return None
     peaks, source = found
     return Peak(peaks[dtype] * 1e12, "GFLOP/s",
-                "%s dense %s datasheet peak %.1f TFLOP/s, %s" % (name, dtype, peaks[dtype], source))
+                "%s dense %s datasheet peak %.1f TFLOP/s" % (name, dtype, peaks[dtype]), source)
 
 
 def peak_for(comparison: Comparison, probe: ProbeResult,

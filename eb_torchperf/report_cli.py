@@ -12,7 +12,7 @@ from rich.console import Console
 
 from .compare import compare
 from .diagnose import with_findings
-from .explain import find_explain, with_profile_evidence
+from .explain import explain_path, find_explain, stale_reason, with_profile_evidence
 from .findings import exit_status
 from .measurements import load_results
 from .report import parse_formats, write_reports
@@ -55,6 +55,11 @@ def run(args) -> int:
     comparisons = compare(result)
     result = with_findings(result, comparisons)
     explained = find_explain(source)
+    stale = explained and stale_reason(explained, result)
+    if stale:
+        make_console(stderr=True).print("ignoring %s: %s" % (explain_path(source), stale),
+                                        highlight=False, soft_wrap=True)
+        explained = None
     result = with_profile_evidence(result, explained)
     written = write_reports(result, args.out_dir or source.parent, formats, stem=source.stem,
                             comparisons=comparisons, explain=explained)

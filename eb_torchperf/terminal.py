@@ -29,9 +29,20 @@ def format_params(params: dict) -> str:
     return " ".join("%s=%s" % (k, v) for k, v in params.items())
 
 
+#: Display unit -> (the next unit up, factor): GPU rates read as "708 TFLOP/s", not
+#: "7.08e+05 GFLOP/s".
+_LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
+
+
 def format_rate(rate) -> str:
-    """"123.4 GFLOP/s" (3 significant digits), or "" when absent."""
-    return "" if rate is None else "%.3g %s" % (rate.value, rate.unit)
+    """"123 GFLOP/s", "708 TFLOP/s", "4.24 TB/s" (3 significant digits), "" when absent."""
+    if rate is None:
+        return ""
+    value, unit = rate.value, rate.unit
+    if unit in _LARGER_UNIT and abs(value) >= 1e3:
+        unit, factor = _LARGER_UNIT[unit]
+        value /= factor
+    return "%.3g %s" % (value, unit)
 
 
 def format_ratio(value: Optional[float]) -> str:

@@ -43,6 +43,23 @@ def test_unknown_benchmark(capsys, wheel_python):
     assert status == 2 and "unknown benchmark(s): nope" in err
 
 
+@pytest.mark.parametrize("extra, where", [
+    (("--device", "cpu"), "cpu"), ((), "cpu/cuda")])
+def test_only_a_benchmark_outside_the_suite_measures_nothing_and_says_so(capsys, extra, where):
+    status, out, err = run_cli(capsys, "audit", "--python", "/nonexistent/python",
+                               "--reference", "none", "--only", "allreduce_nccl_8gpu", *extra)
+    assert status == 2 and out == ""
+    assert err == ("eb-torchperf: error: nothing to measure: no benchmark of the quick suite on "
+                   "%s matches --only; runs in: allreduce_nccl_8gpu (full suite, cuda)\n" % where)
+
+
+@pytest.mark.parametrize("item", ["NOEQUALS", "=x", "A B=1", "1X=1"])
+def test_target_env_needs_a_variable_name(capsys, wheel_python, item):
+    status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--target-env", item)
+    assert status == 2 and err.count("\n") == 1
+    assert "--target-env wants VAR=VALUE with VAR a variable name" in err and repr(item) in err
+
+
 def test_bad_pairs(capsys, wheel_python):
     status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--pairs", "0")
     assert status == 2 and "--pairs must be at least 1, not 0" in err

@@ -1,6 +1,9 @@
 """`eb-torchperf gpu` on the H200 audits and on a CPU-only result; `audit --device`."""
 
+import json
 import pathlib
+
+import pytest
 
 from eb_torchperf import audit_cli, cli
 
@@ -32,7 +35,7 @@ def test_parse_env():
 def test_parse_env_rejects_a_bare_name(capsys):
     import pytest
     from eb_torchperf.errors import ConfigError
-    with pytest.raises(ConfigError, match="--target-env wants VAR=VALUE, not 'CUDA'"):
+    with pytest.raises(ConfigError, match="--target-env wants VAR=VALUE .*, not 'CUDA'$"):
         audit_cli.parse_env(["CUDA"])
 
 
@@ -53,3 +56,47 @@ def test_device_option_defaults_to_all():
     args = cli.build_parser().parse_args(["audit", "--target-env", "X=1"])
     assert args.device == "all" and audit_cli.DEVICES[args.device] == ("cpu", "cuda")
     assert args.target_env == ["X=1"]
+
+
+def test_markdown_over_the_results_file_is_refused(tmp_path, capsys):
+    results = tmp_path / "run.json"
+    results.write_bytes((DATA / "h200-quick-normal.json").read_bytes())
+    before = results.read_bytes()
+    assert cli.main(["gpu", str(results), "--markdown", str(results)]) == 2
+    assert capsys.readouterr().err == ("eb-torchperf: error: --markdown %s would overwrite the "
+                                       "results file it reads\n" % results)
+    assert results.read_bytes() == before
+
+
+def _edited(tmp_path, edit):
+    document = json.loads((DATA / "h200-quick-normal.json").read_text())
+    edit(document)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["target"]["facts"].__setitem__("gpu", "x"),
+     "malformed results file: target facts 'gpu' is str, not an object"),
+    (lambda d: d["target"]["facts"]["gpu"]["devices"][0].__setitem__("capability", "x.y"),
+     "malformed GPU facts or results (ValueError: "),
+])
+def test_hand_edited_gpu_facts_give_one_line(tmp_path, capsys, edit, message):
+    path = _edited(tmp_path, edit)
+    assert cli.main(["gpu", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eb-torchperf: error: %s: %s" % (path, message)) and err.count("\n") == 1
+
+
+def test_gpu_facts_missing_say_so(tmp_path, capsys):
+    path = _edited(tmp_path, lambda d: d["target"]["facts"].__setitem__("gpu", None))
+    assert cli.main(["gpu", str(path)]) == 0
+    assert capsys.readouterr().out == "GPU: none in this audit (the probe recorded no GPU facts)\n"
+
+
+def test_allreduce_only_audit_shows_only_its_tables(capsys):
+    assert cli.main(["gpu", str(DATA / "h200x2-allreduce.json")]) == 0
+    out = capsys.readouterr().out
+    assert "allreduce_nccl mib=256 gpus=2" in out and "296.35" in out
+    assert "GEMM (target)" not in out and "CPU vs GPU time per call" not in out

@@ -3,11 +3,12 @@
     python -s -m ebtp_probe.collective_peer --rank R --world N --store FILE \
         --numel ELEMENTS --backend nccl|gloo
 
-Prints "ready" on stdout once torch is imported (and its device chosen), then joins
-the process group through the file store, runs the warm-up collective that rank 0
-runs at set-up, and then one all-reduce per b"r" read from stdin.  b"q" or end of
-input: wait for the device, print "done", leave the group, exit 0.  Errors go to stderr (rank 0
-quotes the last line) with exit status 1.
+Prints "ready TORCH_VERSION" on stdout once torch is imported and its device chosen
+(rank 0 refuses a peer on another torch), joins the process group through the file
+store, runs the warm-up collective that rank 0 runs at set-up, and then one
+all-reduce per b"r" read from stdin.  b"q" or end of input: wait for the device,
+print "done", leave the group, exit 0.  Errors go to stderr (rank 0 quotes the last
+line) with exit status 1.
 """
 
 import argparse
@@ -65,7 +66,7 @@ def main(argv=None):
     import torch
     if args.backend == "nccl":
         torch.cuda.set_device(args.rank)
-    print("ready", flush=True)
+    print("ready", torch.__version__, flush=True)
     serve(torch, args, sys.stdin.buffer)
     return 0
 

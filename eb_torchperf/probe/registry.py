@@ -75,7 +75,8 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
     """List (benchmark name, params) pairs of `suite` on `devices`, in registry order.
 
     Raises:
-        ValueError: unknown suite, or a name in `only` that is not registered.
+        ValueError: unknown suite, a name in `only` that is not registered, or nothing
+            planned (`only` names no benchmark of `suite` on `devices`).
     """
     if suite not in SUITES:
         raise ValueError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITES)))
@@ -84,6 +85,14 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
     if unknown:
         raise ValueError("unknown benchmark(s): %s (known: %s)"
                          % (", ".join(unknown), ", ".join(registry)))
-    return [(b.name, dict(p)) for b in registry.values()
-            if b.device in devices and (not only or b.name in only)
-            for p in b.params_for(suite)]
+    planned = [(b.name, dict(p)) for b in registry.values()
+               if b.device in devices and (not only or b.name in only)
+               for p in b.params_for(suite)]
+    if not planned:
+        where = ["%s (%s suite, %s)" % (name, "/".join(s for s in SUITES if registry[name].params
+                                                       .get(s)), registry[name].device)
+                 for name in (only or ())]
+        raise ValueError("nothing to measure: no benchmark of the %s suite on %s%s"
+                         % (suite, "/".join(devices),
+                            " matches --only; runs in: " + ", ".join(where) if where else ""))
+    return planned

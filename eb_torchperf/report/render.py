@@ -45,6 +45,11 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
             pct(geo), sum(c.relative_ops is not None for c in comparisons))
     elif not result.complete:
         speed = "no benchmark measured on both sides"
+    elif not result.results:
+        skipped = len({(s["bench"], str(s["params"])) for s in result.skipped})
+        speed = "nothing measured (%d benchmark%s skipped)" % (skipped, "" if skipped == 1 else "s")
+    elif result.reference is not None:
+        speed = "no benchmark measured on both sides"
     else:
         speed = "no reference measured: absolute rates only"
     status = "OK" if level in ("ok", "info") else level.upper()
@@ -153,16 +158,17 @@ def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult]
 
 def peak_note(fractions: dict) -> str:
     """One sentence saying what "% of peak" is measured against ("" without peaks)."""
-    bases = {p.basis for _, p in fractions.values() if p.unit == "GFLOP/s"}
-    gpu = sorted(b for b in bases if "datasheet" in b)
-    flops = sorted(bases - set(gpu))
+    peaks = [p for _, p in fractions.values() if p.unit == "GFLOP/s"]
+    flops = sorted({p.basis for p in peaks if not p.source})
+    gpu = sorted({p.basis for p in peaks if p.source})
     parts = []
     if flops:
         parts.append("GFLOP/s against the nominal fp32 peak (%s; with a base clock, turbo can "
                      "exceed 100 %%)" % "; ".join(flops))
     if gpu:
-        parts.append("CUDA GEMM against the card's dense peak (%s; median rate, the card "
-                     "lowers its clock at its power cap)" % "; ".join(gpu))
+        parts.append("CUDA GEMM against the card's dense peak (%s, %s; median rate: the card "
+                     "lowers its clock at its power cap)"
+                     % ("; ".join(gpu), ", ".join(sorted({p.source for p in peaks if p.source}))))
     if any(p.unit == "GB/s" for _, p in fractions.values()):
         parts.append("GB/s against the bandwidth add_bandwidth measured")
     return ("% of peak: " + ", ".join(parts) + ".") if parts else ""

@@ -128,3 +128,61 @@ def test_peers_start_from_the_copied_probe_package():
                              capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["ebtp_probe.collective_peer", "8.0", "[0]"]
+
+
+@pytest.mark.parametrize("world, numel, message", [
+    (2.0, 16, "world must be a whole number of ranks, not 2.0"),
+    ("2", 16, "world must be a whole number of ranks, not '2'"),
+    (2, 0, "numel must be a whole number of elements >= 1, not 0"),
+    (2, -5, "numel must be a whole number of elements >= 1, not -5"),
+])
+def test_bad_sizes_are_refused_before_any_peer_starts(world, numel, message):
+    with pytest.raises(ValueError) as info:
+        AllReduceGroup(torch, world, numel, backend="gloo")
+    assert str(info.value) == message
+
+
+def test_a_second_group_is_refused_and_leaves_the_first_working():
+    first = AllReduceGroup(torch, 2, 16, backend="gloo")
+    try:
+        with pytest.raises(CollectiveError, match="already initialised in this process"):
+            AllReduceGroup(torch, 2, 16, backend="gloo")
+        first()
+        assert first.tensor[0].item() == 4.0
+    finally:
+        first.close()
+
+
+def test_call_after_close_says_so():
+    group = AllReduceGroup(torch, 2, 16, backend="gloo")
+    group.close()
+    with pytest.raises(CollectiveError, match="^all-reduce group is closed$"):
+        group()
+
+
+def test_peer_on_another_torch_is_refused_at_once(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'ready 0.0.1'\nsleep 60\n")
+    fake.chmod(0o755)
+    with pytest.raises(CollectiveError) as info:
+        AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
+    assert str(info.value) == ("all-reduce peer rank 1 runs torch 0.0.1, rank 0 torch %s"
+                               % torch.__version__)
+
+
+def test_missing_interpreter_is_named():
+    with pytest.raises(CollectiveError, match=r"^all-reduce peer rank 1 cannot start "
+                                              r"/nonexistent/python: No such file"):
+        AllReduceGroup(torch, 2, 16, backend="gloo", python="/nonexistent/python")
+
+
+def test_rendezvous_files_live_in_the_bundle_when_run_from_it():
+    """A worker killed by the host cannot clean up; the host removes its bundle."""
+    code = ("import torch, ebtp_probe.collective as c; g = c.AllReduceGroup(torch, 2, 8, "
+            "backend='gloo'); print(g.tmp); g.close()")
+    with ProbeBundle() as bundle:
+        env = dict(os.environ, PYTHONPATH=bundle.path)
+        out = subprocess.run([sys.executable, "-s", "-c", code], env=env, cwd=bundle.path,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert os.path.dirname(out.stdout.strip()) == bundle.path

@@ -116,3 +116,26 @@ def test_a_profile_without_trials_says_so_and_judges_no_rebuild():
     assert "Not run with this profile (`eb-torchperf explain` runs them)." in section
     assert "### Needs a rebuild" not in section
     assert "| `aten::addmm` |" in section
+
+
+def test_report_command_ignores_an_explain_document_of_another_audit(tmp_path, capsys):
+    """An audit re-run into the same path, or another audit's file, is not explained by it."""
+    import json
+    shutil.copy(EXPLAIN, tmp_path / "run.explain.json")
+    document = json.loads(RESULTS.read_text())
+    document["created_utc"] = "2026-12-01T09:00:00+00:00"  # after the explain run
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    assert main(["report", str(tmp_path / "run.json"), "--format", "md",
+                 "--fail-on", "never"]) == 0
+    assert HEADING not in (tmp_path / "run.md").read_text()
+    err = capsys.readouterr().err
+    assert err.startswith("ignoring %s: it was made at 2026-11-30T18:19:16+00:00, before this "
+                          "audit (2026-12-01T09:00:00+00:00)" % (tmp_path / "run.explain.json"))
+    document["created_utc"] = "2026-11-30T18:19:11+00:00"
+    document["target"]["python"] = "/opt/other/python"
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    assert main(["report", str(tmp_path / "run.json"), "--format", "md",
+                 "--fail-on", "never"]) == 0
+    assert HEADING not in (tmp_path / "run.md").read_text()
+    assert ("it explains /usr/bin/python3 against .venv/bin/python, this audit "
+            "/opt/other/python against .venv/bin/python") in capsys.readouterr().err

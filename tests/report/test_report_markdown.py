@@ -82,3 +82,17 @@ def test_without_reference_rates_and_peak_fractions_are_shown():
     # 2.97 GFLOP/s on 1 thread of a 2.596 GHz Zen 4 core (83.1 GFLOP/s nominal)
     assert "| `matmul_fp32` | n=512 | 2.97 GFLOP/s | 3.6 % |" in text
     assert "no reference measured: absolute rates only" in text
+
+
+@pytest.mark.parametrize("reference, text", [
+    (True, "OK: nothing measured (2 benchmarks skipped); no findings."),
+    (False, "OK: nothing measured (2 benchmarks skipped); no findings.")])
+def test_verdict_of_an_audit_where_everything_was_skipped(reference, text):
+    """--device cuda on a machine without a GPU: not "no reference measured"."""
+    from eb_torchperf.report.render import verdict
+    golden = golden_result()
+    skipped = tuple({"bench": name, "params": {}, "side": side, "reason": "no GPU"}
+                    for name in ("gemm_cuda", "launch_cuda") for side in ("target", "reference"))
+    result = dataclasses.replace(golden, results=(), skipped=skipped, findings=(),
+                                 reference=golden.reference if reference else None)
+    assert verdict(result, compare(result)) == {"level": "ok", "text": text}

@@ -164,50 +164,41 @@ def _findings(name):
             for f in rule(result.target, result.reference, comparisons)}
 
 
-def test_h200_normal_against_itself_flags_nothing():
-    assert _findings("h200-quick-normal.json") == {}
+#: Two sets of the same three quick audits: the first H200 runs (before the device warm-up
+#: fix) and a 2x H200 machine after it (tests/data/h200x2-quick-*.json, copies of
+#: reports/examples/h200-quick-*.json).
+RUNS = ("h200", "h200x2")
 
 
-def test_h200_caching_allocator_disabled_is_caught_with_its_cost():
-    found = _findings("h200-quick-no-caching.json")
+@pytest.mark.parametrize("run", RUNS)
+def test_h200_normal_against_itself_flags_nothing(run):
+    assert _findings("%s-quick-normal.json" % run) == {}
+
+
+@pytest.mark.parametrize("run, slowest_pct, launch_us, cpu_gpu_us", [
+    ("h200", 43.3, (18.21, 10.05), (260.62, 230.34)),
+    ("h200x2", 33.5, (14.08, 6.72), (279.98, 249.32)),
+])
+def test_h200_caching_allocator_disabled_is_caught_with_its_cost(run, slowest_pct, launch_us,
+                                                                 cpu_gpu_us):
+    found = _findings("%s-quick-no-caching.json" % run)
     assert set(found) == {"gpu-caching-allocator-disabled", "gpu-cpu-bound",
                           "gpu-launch-latency"}
     evidence = found["gpu-caching-allocator-disabled"].evidence
     assert evidence["PYTORCH_NO_CUDA_MEMORY_CACHING (target)"] == "1"
     assert evidence["PYTORCH_NO_CUDA_MEMORY_CACHING (reference)"] is None
     assert evidence["slowest GPU benchmark"].startswith("linear_cuda_fwd")
-    assert evidence["its relative OPS %"] == 43.3
-    assert found["gpu-cpu-bound"].evidence["target CPU µs/call"] == 260.62
-
-
-def test_h200_launch_blocking_is_caught_with_its_cost():
-    found = _findings("h200-quick-launch-blocking.json")
-    assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
-    assert found["gpu-launch-blocking"].evidence["launch µs/op target"] == 17.04
-    assert found["gpu-launch-blocking"].evidence["launch µs/op reference"] == 10.26
-
-
-# -- the same three audits, repeated on a 2x H200 machine after the warm-up fix ------------------
-# (tests/data/h200x2-quick-*.json, copies of reports/examples/h200-quick-*.json)
-
-def test_h200x2_normal_against_itself_flags_nothing():
-    assert _findings("h200x2-quick-normal.json") == {}
-
-
-def test_h200x2_caching_allocator_disabled_is_caught_again():
-    found = _findings("h200x2-quick-no-caching.json")
-    assert set(found) == {"gpu-caching-allocator-disabled", "gpu-cpu-bound",
-                          "gpu-launch-latency"}
-    evidence = found["gpu-caching-allocator-disabled"].evidence
-    assert evidence["its relative OPS %"] == 33.5
-    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == (14.08, 6.72)
+    assert evidence["its relative OPS %"] == slowest_pct
+    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == launch_us
     cpu_bound = found["gpu-cpu-bound"].evidence
-    assert (cpu_bound["target CPU µs/call"], cpu_bound["target GPU µs/call"]) == (279.98, 249.32)
+    assert (cpu_bound["target CPU µs/call"], cpu_bound["target GPU µs/call"]) == cpu_gpu_us
 
 
-def test_h200x2_launch_blocking_is_caught_again():
-    found = _findings("h200x2-quick-launch-blocking.json")
+@pytest.mark.parametrize("run, launch_us, slowdown", [
+    ("h200", (17.04, 10.26), 1.73), ("h200x2", (12.66, 6.58), 1.89)])
+def test_h200_launch_blocking_is_caught_with_its_cost(run, launch_us, slowdown):
+    found = _findings("%s-quick-launch-blocking.json" % run)
     assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
     evidence = found["gpu-launch-blocking"].evidence
-    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == (12.66, 6.58)
-    assert found["gpu-launch-latency"].evidence["slowdown"] == 1.89
+    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == launch_us
+    assert found["gpu-launch-latency"].evidence["slowdown"] == slowdown
