@@ -147,9 +147,18 @@ def default_out_path() -> str:
 def _measure(args, err):
     """Resolve both interpreters, run the audit with a progress bar; the AuditResult."""
     try:  # before a reference venv is built: a plan with nothing in it is a usage error
-        registry.plan(args.suite, DEVICES[args.device], args.only)
+        planned = {name for name, _ in registry.plan(args.suite, DEVICES[args.device],
+                                                     args.only)}
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    dropped = [name for name in dict.fromkeys(args.only or ()) if name not in planned]
+    if dropped:
+        bench = registry.REGISTRY
+        raise ConfigError("--only %s: not in the %s suite on %s (%s)" % (
+            ", ".join(dropped), args.suite, "/".join(DEVICES[args.device]), "; ".join(
+                "%s runs in the %s suite on %s" % (name, "/".join(
+                    s for s in registry.SUITES if bench[name].params.get(s)), bench[name].device)
+                for name in dropped)))
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),
@@ -237,7 +246,8 @@ def run(args) -> int:
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
-    out.print(ops_table(comparisons, result.reference is not None))
+    if comparisons:
+        out.print(ops_table(comparisons, result.reference is not None))
     if explained is not None:
         print_explain(out, explained)
     for line in skip_lines(result.skipped):

@@ -21,6 +21,17 @@ class ConfigRow(NamedTuple):
     differs: bool
 
 
+def _cudnn(probe) -> str:
+    """cuDNN version: the loaded library's (gpu facts) where a GPU was probed, else the
+    build's CUDNN_VERSION setting, else the "CuDNN" line of torch's config text, which
+    torch prints compactly (9.19.0 as "91.9")."""
+    loaded = ((probe.facts or {}).get("gpu") or {}).get("cudnn") or {}
+    version = loaded.get("runtime") if isinstance(loaded, dict) else None
+    if isinstance(version, list) and version:
+        return ".".join(str(v) for v in version)
+    return probe.build.cudnn_build or probe.build.cudnn_runtime or MISSING
+
+
 def _onoff(value: Optional[bool], detail: Optional[str] = None) -> str:
     if value is None:
         return MISSING
@@ -65,7 +76,7 @@ ROWS: List[tuple] = [
     ("USE_MPI", lambda p: _onoff(p.build.use_mpi)),
     ("CUDA", lambda p: _onoff(p.build.use_cuda, p.build.cuda_runtime)),
     ("NVCC archs", lambda p: " ".join(p.build.nvcc_archs) or MISSING),
-    ("cuDNN", lambda p: p.build.cudnn_runtime or MISSING),
+    ("cuDNN", lambda p: _cudnn(p)),
     ("intra-op threads", _threads),
     ("inter-op threads", lambda p: str(p.fact("torch", "interop_threads", MISSING))),
     ("loaded BLAS/OpenMP/oneDNN", lambda p: ", ".join(loaded_blas(p)) or MISSING),

@@ -19,15 +19,16 @@ from .gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows,
                          rate_rows)
 from .errors import ConfigError, SchemaError
 from .measurements import AuditResult, load_results
+from .report_cli import FAIL_LEVELS
 from .rules import gpu as gpu_rules
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("results", help="results JSON written by `eb-torchperf audit`")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
-    parser.add_argument("--fail-on", default="error", choices=("info", "warning", "error",
-                                                                "never"),
-                        help="exit 1 when a GPU finding is at least this severe (default error)")
+    parser.add_argument("--fail-on", default="error", choices=FAIL_LEVELS,
+                        help="exit 1 when a GPU finding is at least this severe (default "
+                             "error; as in audit and report)")
 
 
 def gpu_findings(result: AuditResult) -> List[Finding]:
@@ -96,6 +97,15 @@ def markdown(result: AuditResult, findings: List[Finding]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file (links included); False when `one` does not exist
+    and does not resolve to `other`."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
 def _gpu_facts(result: AuditResult, path) -> dict:
     """The target's `gpu` facts (a dict; {} where the probe recorded none).
 
@@ -113,7 +123,7 @@ def _gpu_facts(result: AuditResult, path) -> dict:
 
 def run(args) -> int:
     out = Console()
-    if args.markdown and os.path.abspath(args.markdown) == os.path.abspath(args.results):
+    if args.markdown and _same_file(args.markdown, args.results):
         raise ConfigError("--markdown %s would overwrite the results file it reads"
                           % args.markdown)
     result = load_results(args.results)

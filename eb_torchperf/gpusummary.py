@@ -11,6 +11,7 @@ from .compare import Comparison
 from .configdiff import MISSING, ConfigRow
 from .measurements import ProbeResult
 from .rules.gpu import CPU_BOUND_RATIO
+from .terminal import LARGER_UNIT
 
 #: Dense (no 2:4 sparsity) peak TFLOP/s by device-name substring, first match wins
 #: (so "GH200" and the NVL/PCIe parts come before "H200"/"H100").
@@ -141,15 +142,16 @@ def rate_rows(comparisons: Sequence[Comparison],
               benches=("launch_cuda", "copy_host_device", "copy_d2d", "sdpa_cuda",
                        "conv_cuda", "allreduce_nccl", "allreduce_nccl_4gpu",
                        "allreduce_nccl_8gpu")) -> List[RateRow]:
-    """Rates (µs/op, GB/s or TFLOP/s) of the non-GEMM CUDA benchmarks."""
+    """Rates (µs/op, GB/s or TB/s, TFLOP/s) of the non-GEMM CUDA benchmarks."""
     rows = []
     for c in comparisons:
         if c.bench in benches and (c.target or c.reference):
             unit = (c.target or c.reference).unit
-            scale = 1e-3 if unit == "GFLOP/s" else 1.0  # attention, convolution: TFLOP/s
-            rows.append(RateRow(_label(c), "TFLOP/s" if scale != 1.0 else unit,
-                                c.target and c.target.value * scale,
-                                c.reference and c.reference.value * scale))
+            largest = max(r.value for r in (c.target, c.reference) if r is not None)
+            # attention and convolution in TFLOP/s, device copies in TB/s
+            unit, scale = LARGER_UNIT.get(unit, (unit, 1.0)) if largest >= 1e3 else (unit, 1.0)
+            rows.append(RateRow(_label(c), unit, c.target and c.target.value / scale,
+                                c.reference and c.reference.value / scale))
     return rows
 
 

@@ -145,7 +145,20 @@ class ProbeResult:
 
     @classmethod
     def from_json(cls, data: dict) -> "ProbeResult":
+        """Raises TypeError where the facts are not an object (AuditResult.from_json
+        turns it into a SchemaError)."""
+        if not isinstance(data.get("facts"), (dict, type(None))):
+            raise TypeError("%s facts are %s, not an object"
+                            % (data.get("label", "probe"), type(data["facts"]).__name__))
         return cls.from_facts(data["label"], data["python"], data["facts"])
+
+
+def _objects(data: dict, key: str) -> tuple:
+    """`data[key]` as a tuple of JSON objects (TypeError for anything else)."""
+    items = data.get(key) or []
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise TypeError("%r must be a list of objects" % key)
+    return tuple(items)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,7 +232,7 @@ class AuditResult:
                 reference=(ProbeResult.from_json(data["reference"])
                            if data.get("reference") else None),
                 results=tuple(BenchResult.from_json(r) for r in data.get("results", ())),
-                skipped=tuple(data.get("skipped", ())), errors=tuple(data.get("errors", ())),
+                skipped=tuple(data.get("skipped", ())), errors=_objects(data, "errors"),
                 complete=bool(data.get("complete", True)),
                 findings=tuple(Finding.from_json(f) for f in data.get("findings", ())),
                 wall_s=float(data.get("wall_s", 0.0)), created_utc=data.get("created_utc", ""),

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from .compare import compare
 from .diagnose import with_findings
+from .errors import SchemaError
 from .explain import explain_path, find_explain, stale_reason, with_profile_evidence
 from .findings import exit_status
 from .measurements import load_results
@@ -54,8 +55,11 @@ def run(args) -> int:
     result = load_results(source)
     comparisons = compare(result)
     result = with_findings(result, comparisons)
-    explained = find_explain(source)
-    stale = explained and stale_reason(explained, result)
+    try:  # a file beside the results that the user did not name: never fatal
+        explained = find_explain(source)
+        stale = explained and stale_reason(explained, result)
+    except SchemaError as exc:
+        explained, stale = None, str(exc)
     if stale:
         make_console(stderr=True).print("ignoring %s: %s" % (explain_path(source), stale),
                                         highlight=False, soft_wrap=True)

@@ -57,6 +57,25 @@ def worker_env(base: Mapping[str, str], bundle_dir: str,
     return env
 
 
+#: An exception line ("ModuleNotFoundError: ...", "torch.OutOfMemoryError: ..."), a
+#: fatal interpreter error, or a tool's "x: error: ..." line.
+_TELLING = re.compile(r"^([\w.]+(Error|Exception|Interrupt)\b|Fatal Python error|\S+: error:)")
+
+
+def telling_line(text: str) -> str:
+    """The stderr line that says most about a crash: the last one naming an error or a
+    fatal condition, else the last non-empty one.  A Python that cannot start ends its
+    output with "  <no Python frame>"; the cause ("ModuleNotFoundError: No module named
+    'encodings'") comes a few lines before."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "no output on stderr"
+    for line in reversed(lines):
+        if _TELLING.match(line):
+            return line
+    return lines[-1]
+
+
 class ProbeBundle:
     """A temporary folder with the probe package and threadpoolctl; a context manager."""
 
@@ -180,9 +199,8 @@ class Worker:
         how = ("killed by signal %s" % signal.Signals(-code).name if code < 0
                else "exited with status %d" % code)
         tail = self.stderr_tail()
-        last = tail.strip().splitlines()[-1] if tail.strip() else "no output on stderr"
         return ProbeError("%s %s: worker %s while %s (%s)" % (self.label, self.python, how,
-                                                              what, last),
+                                                              what, telling_line(tail)),
                           self.argv, code, tail)
 
     def alive(self) -> bool:

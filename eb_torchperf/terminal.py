@@ -31,7 +31,7 @@ def format_params(params: dict) -> str:
 
 #: Display unit -> (the next unit up, factor): GPU rates read as "708 TFLOP/s", not
 #: "7.08e+05 GFLOP/s".
-_LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
+LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
 
 
 def format_rate(rate) -> str:
@@ -39,8 +39,8 @@ def format_rate(rate) -> str:
     if rate is None:
         return ""
     value, unit = rate.value, rate.unit
-    if unit in _LARGER_UNIT and abs(value) >= 1e3:
-        unit, factor = _LARGER_UNIT[unit]
+    if unit in LARGER_UNIT and abs(value) >= 1e3:
+        unit, factor = LARGER_UNIT[unit]
         value /= factor
     return "%.3g %s" % (value, unit)
 

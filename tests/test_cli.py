@@ -53,6 +53,14 @@ def test_only_a_benchmark_outside_the_suite_measures_nothing_and_says_so(capsys,
                    "%s matches --only; runs in: allreduce_nccl_8gpu (full suite, cuda)\n" % where)
 
 
+def test_only_names_outside_the_plan_are_not_dropped_silently(capsys):
+    status, out, err = run_cli(capsys, "audit", "--python", "/nonexistent/python",
+                               "--only", "dispatch", "--only", "gemm_cuda", "--device", "cpu")
+    assert status == 2 and out == ""
+    assert err == ("eb-torchperf: error: --only gemm_cuda: not in the quick suite on cpu "
+                   "(gemm_cuda runs in the quick/full suite on cuda)\n")
+
+
 @pytest.mark.parametrize("item", ["NOEQUALS", "=x", "A B=1", "1X=1"])
 def test_target_env_needs_a_variable_name(capsys, wheel_python, item):
     status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--target-env", item)

@@ -58,13 +58,18 @@ def test_device_option_defaults_to_all():
     assert args.target_env == ["X=1"]
 
 
-def test_markdown_over_the_results_file_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("link", [None, "symlink", "hardlink"])
+def test_markdown_over_the_results_file_is_refused(tmp_path, capsys, link):
     results = tmp_path / "run.json"
     results.write_bytes((DATA / "h200-quick-normal.json").read_bytes())
     before = results.read_bytes()
-    assert cli.main(["gpu", str(results), "--markdown", str(results)]) == 2
+    markdown = results
+    if link:
+        markdown = tmp_path / "other.json"
+        (markdown.symlink_to if link == "symlink" else markdown.hardlink_to)(results)
+    assert cli.main(["gpu", str(results), "--markdown", str(markdown)]) == 2
     assert capsys.readouterr().err == ("eb-torchperf: error: --markdown %s would overwrite the "
-                                       "results file it reads\n" % results)
+                                       "results file it reads\n" % markdown)
     assert results.read_bytes() == before
 
 
@@ -81,6 +86,10 @@ def _edited(tmp_path, edit):
      "malformed results file: target facts 'gpu' is str, not an object"),
     (lambda d: d["target"]["facts"]["gpu"]["devices"][0].__setitem__("capability", "x.y"),
      "malformed GPU facts or results (ValueError: "),
+    (lambda d: d["target"].__setitem__("facts", "x"),
+     "malformed results document: TypeError: target facts are str, not an object"),
+    (lambda d: d.update(errors=["x"], complete=False),
+     "malformed results document: TypeError: 'errors' must be a list of objects"),
 ])
 def test_hand_edited_gpu_facts_give_one_line(tmp_path, capsys, edit, message):
     path = _edited(tmp_path, edit)

@@ -44,7 +44,7 @@ def test_rows_of_the_h200_audit():
         28.6, 101.4, "GPU-bound")
     assert rows[("launch_cuda", "reference")].bound == "CPU-bound"
     units = {r.label.split()[0]: r.unit for r in gpusummary.rate_rows(comparisons)}
-    assert units == {"launch_cuda": "µs/op", "copy_host_device": "GB/s", "copy_d2d": "GB/s"}
+    assert units == {"launch_cuda": "µs/op", "copy_host_device": "GB/s", "copy_d2d": "TB/s"}
 
 
 def test_config_rows_mark_the_differing_setting_only():
@@ -71,3 +71,12 @@ def test_burst_gemm_of_the_two_gpu_quick_audit_is_within_95_percent_of_cublas_be
     (gemm,) = gpusummary.gemm_rows(compare(result), "NVIDIA H200")
     assert (round(gemm.tflops, 1), round(gemm.burst_tflops, 1)) == (708.1, 785.3)
     assert gemm.burst_tflops / 774.6 >= 0.95
+
+
+def test_build_table_shows_the_loaded_cudnn_not_torchs_compact_text():
+    """torch 2.11 prints "CuDNN 91.9" for cuDNN 9.19.0 in its config text."""
+    from eb_torchperf.configdiff import config_rows
+    result = load_results(DATA / "h200x2-quick-normal.json")
+    assert result.target.build.cudnn_runtime == "91.9"
+    rows = {r.label: r.target for r in config_rows(result.target, result.reference)}
+    assert rows["cuDNN"] == "9.19.0"

@@ -95,3 +95,21 @@ def test_hang_is_killed_after_timeout(tmp_path, wheel_python):
                                              r"was killed"):
             worker.request("facts", 2)
         assert not worker.alive()
+
+
+@pytest.mark.parametrize("tail, line", [
+    ("Fatal Python error: init_fs_encoding: failed to get the Python codec\n"
+     "Python runtime state: core initialized\n"
+     "ModuleNotFoundError: No module named 'encodings'\n\n"
+     "Current thread 0x00007f (most recent call first):\n  <no Python frame>\n",
+     "ModuleNotFoundError: No module named 'encodings'"),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+     "    raise RuntimeError('boom')\nRuntimeError: boom\n", "RuntimeError: boom"),
+    ("Fatal Python error: Segmentation fault\n\nCurrent thread:\n  File \"x.py\", line 3\n",
+     "Fatal Python error: Segmentation fault"),
+    ("just some output\nlast words\n", "last words"),
+    ("", "no output on stderr"),
+])
+def test_telling_line_of_a_crashed_worker(tail, line):
+    from eb_torchperf.runner import telling_line
+    assert telling_line(tail) == line

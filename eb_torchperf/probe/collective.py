@@ -108,6 +108,7 @@ class AllReduceGroup:
         self.peers = []
         self.closed = False
         self.joined = False  # this object formed the process group (and must leave it)
+        self.broken = False  # a collective failed: peers are killed at close, not asked
         self.tmp = tempfile.mkdtemp(prefix="ebtp-collective-", dir=_scratch_root())
         try:
             self._start_peers(python or sys.executable)
@@ -153,10 +154,10 @@ class AllReduceGroup:
         if line is None:
             raise self._peer_failure(rank, proc, "not ready after %.0f s" % PEER_START_TIMEOUT_S
                                      if time.monotonic() >= deadline else "failed to start")
-        theirs, ours = line[len(b"ready"):].strip().decode(), self.torch.__version__
-        if theirs and theirs != ours:
+        theirs, ours = line[len(b"ready"):].strip().decode(errors="replace"), self.torch.__version__
+        if theirs != ours:
             raise CollectiveError("all-reduce peer rank %d runs torch %s, rank 0 torch %s"
-                                  % (rank, theirs, ours))
+                                  % (rank, theirs or "(unknown)", ours))
 
     @staticmethod
     def _wait_line(proc, prefix, deadline):
@@ -179,9 +180,12 @@ class AllReduceGroup:
     def _join(self):
         if self.backend == "nccl":
             self.torch.cuda.set_device(0)
-        self.dist.init_process_group(self.backend, init_method="file://" + self.store, rank=0,
-                                     world_size=self.world,
-                                     timeout=datetime.timedelta(seconds=RENDEZVOUS_TIMEOUT_S))
+        try:
+            self.dist.init_process_group(
+                self.backend, init_method="file://" + self.store, rank=0, world_size=self.world,
+                timeout=datetime.timedelta(seconds=RENDEZVOUS_TIMEOUT_S))
+        except Exception as exc:  # noqa: BLE001 -- "Wait timeout" names no rank
+            raise self._failure("rendezvous", exc) from None
         self.joined = True
         self.tensor = self.torch.ones(self.numel, dtype=self.torch.float32,
                                       device=tensor_device(self.torch, self.backend, 0))
@@ -191,16 +195,22 @@ class AllReduceGroup:
         if self.backend == "nccl":
             self.torch.cuda.synchronize()
 
+    def _failure(self, stage, exc):
+        """A CollectiveError for a backend error: the first dead peer if there is one
+        (its exit status and last stderr line), else the backend's first line.  The
+        group is marked broken: close() then kills the peers instead of waiting."""
+        self.broken = True
+        dead = [(rank, proc) for rank, proc, _ in self.peers if proc.poll() is not None]
+        if dead:
+            return self._peer_failure(dead[0][0], dead[0][1], "died")
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return CollectiveError("%s of %d ranks failed: %s" % (stage, self.world, first))
+
     def _all_reduce(self):
         try:
             self.dist.all_reduce(self.tensor)
         except Exception as exc:  # noqa: BLE001 -- backend errors name no rank
-            dead = [(rank, proc) for rank, proc, _ in self.peers if proc.poll() is not None]
-            if dead:
-                raise self._peer_failure(dead[0][0], dead[0][1], "died") from None
-            first = (str(exc).splitlines() or [type(exc).__name__])[0]
-            raise CollectiveError("all-reduce over %d ranks failed: %s" % (self.world, first)) \
-                from None
+            raise self._failure("all-reduce", exc) from None
 
     def __call__(self):
         if self.closed:
@@ -221,7 +231,8 @@ class AllReduceGroup:
         if self.closed:
             return
         self.closed = True
-        graceful = self.joined and all(proc.poll() is None for _, proc, _ in self.peers)
+        graceful = (self.joined and not self.broken
+                    and all(proc.poll() is None for _, proc, _ in self.peers))
         deadline = time.monotonic() + (PEER_EXIT_TIMEOUT_S if graceful else 0)
         for _, proc, _ in self.peers:
             try:

@@ -43,7 +43,7 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     if geo is not None:
         speed = "target at %s of the reference (geometric mean of %d benchmarks)" % (
             pct(geo), sum(c.relative_ops is not None for c in comparisons))
-    elif not result.complete:
+    elif not result.complete and result.reference is not None:
         speed = "no benchmark measured on both sides"
     elif not result.results:
         skipped = len({(s["bench"], str(s["params"])) for s in result.skipped})

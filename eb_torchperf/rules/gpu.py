@@ -181,10 +181,16 @@ def rule_arch_list(target: ProbeResult, reference: Optional[ProbeResult],
                    comparisons: Sequence[Comparison]) -> List[Finding]:
     """`torch.cuda.get_arch_list()` lacks machine code for a visible device."""
     gpu = _gpu(target)
-    arch_list = gpu.get("arch_list") or []
-    findings = []
+    arch_list = gpu.get("arch_list")
+    if not arch_list or not isinstance(arch_list, list):
+        return []  # not recorded (the probe's call failed): nothing to judge
+    findings, judged = [], set()
     for device in gpu.get("devices") or ():
-        status = arch_support(arch_list, device.get("capability", "0.0"))
+        capability = device.get("capability", "0.0")
+        if capability in judged:  # two cards of one kind: one finding
+            continue
+        judged.add(capability)
+        status = arch_support(arch_list, capability)
         if status in ("missing", "ptx"):
             findings.append(_arch_finding(device, arch_list, status))
     return findings

@@ -162,7 +162,7 @@ def test_call_after_close_says_so():
 
 def test_peer_on_another_torch_is_refused_at_once(tmp_path):
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho 'ready 0.0.1'\nsleep 60\n")
+    fake.write_text("#!/bin/sh\necho 'ready 0.0.1'\nexec sleep 60\n")
     fake.chmod(0o755)
     with pytest.raises(CollectiveError) as info:
         AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
@@ -186,3 +186,25 @@ def test_rendezvous_files_live_in_the_bundle_when_run_from_it():
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
         assert os.path.dirname(out.stdout.strip()) == bundle.path
+
+
+def test_peer_that_dies_after_ready_is_named_when_the_rendezvous_fails(tmp_path, monkeypatch):
+    import eb_torchperf.probe.collective as collective
+    monkeypatch.setattr(collective, "RENDEZVOUS_TIMEOUT_S", 3.0)
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'ready %s'\necho 'bind failed: no such interface' >&2\n"
+                    "exit 1\n" % torch.__version__)
+    fake.chmod(0o755)
+    with pytest.raises(CollectiveError) as info:
+        AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
+    assert str(info.value) == ("all-reduce peer rank 1 died (exit status 1): bind failed: "
+                               "no such interface")
+    assert not torch.distributed.is_initialized()
+
+
+def test_peer_without_a_version_is_refused(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho ready\nexec sleep 60\n")
+    fake.chmod(0o755)
+    with pytest.raises(CollectiveError, match=r"^all-reduce peer rank 1 runs torch \(unknown\)"):
+        AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))

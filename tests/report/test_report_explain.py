@@ -139,3 +139,12 @@ def test_report_command_ignores_an_explain_document_of_another_audit(tmp_path, c
     assert HEADING not in (tmp_path / "run.md").read_text()
     assert ("it explains /usr/bin/python3 against .venv/bin/python, this audit "
             "/opt/other/python against .venv/bin/python") in capsys.readouterr().err
+
+
+def test_report_command_ignores_a_broken_explain_document(tmp_path, capsys):
+    shutil.copy(RESULTS, tmp_path / "run.json")
+    (tmp_path / "run.explain.json").write_text("[]")
+    assert main(["report", str(tmp_path / "run.json"), "--format", "md",
+                 "--fail-on", "never"]) == 0
+    assert HEADING not in (tmp_path / "run.md").read_text()
+    assert capsys.readouterr().err.startswith("ignoring %s: " % (tmp_path / "run.explain.json"))

@@ -99,6 +99,16 @@ def test_arch_list_lacking_the_device(arch_list, rule_id, severity):
     assert "eb --cuda-compute-capabilities=9.0" in findings[0].advice
 
 
+def test_two_cards_of_one_kind_give_one_finding():
+    probe = _probe(arch_list=["sm_80"], devices=[H200, H200])
+    assert [f.rule_id for f in gpu.rule_arch_list(probe, None, [])] == ["gpu-arch-missing"]
+
+
+@pytest.mark.parametrize("arch_list", [None, [], "sm_90"])
+def test_arch_list_not_recorded_is_not_judged(arch_list):
+    assert gpu.rule_arch_list(_probe(arch_list=arch_list), None, []) == []
+
+
 def test_arch_list_with_the_device_is_fine():
     assert gpu.rule_arch_list(_probe(arch_list=["sm_80", "sm_90"]), None, []) == []
 
