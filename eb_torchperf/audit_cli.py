@@ -153,12 +153,11 @@ def _measure(args, err):
         raise ConfigError(str(exc)) from None
     dropped = [name for name in dict.fromkeys(args.only or ()) if name not in planned]
     if dropped:
-        bench = registry.REGISTRY
+        where = ["%s runs in the %s suite on %s" % (name, registry.REGISTRY[name].suites,
+                                                   registry.REGISTRY[name].device)
+                 for name in dropped]
         raise ConfigError("--only %s: not in the %s suite on %s (%s)" % (
-            ", ".join(dropped), args.suite, "/".join(DEVICES[args.device]), "; ".join(
-                "%s runs in the %s suite on %s" % (name, "/".join(
-                    s for s in registry.SUITES if bench[name].params.get(s)), bench[name].device)
-                for name in dropped)))
+            ", ".join(dropped), args.suite, "/".join(DEVICES[args.device]), "; ".join(where)))
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),

@@ -11,7 +11,8 @@ from .compare import Comparison
 from .configdiff import MISSING, ConfigRow
 from .measurements import ProbeResult
 from .rules.gpu import CPU_BOUND_RATIO
-from .terminal import LARGER_UNIT
+from .probe import registry
+from .terminal import display_unit
 
 #: Dense (no 2:4 sparsity) peak TFLOP/s by device-name substring, first match wins
 #: (so "GH200" and the NVL/PCIe parts come before "H200"/"H100").
@@ -78,6 +79,11 @@ def _label(c: Comparison) -> str:
     return "%s %s" % (c.bench, " ".join("%s=%s" % kv for kv in c.params.items()))
 
 
+def _burst(rate) -> float:
+    """TFLOP/s of a GEMM rate's fastest sample (its median where samples are unknown)."""
+    return (rate.best_value or rate.value) / 1e3
+
+
 def gemm_rows(comparisons: Sequence[Comparison], name: Optional[str],
               side: str = "target") -> List[GemmRow]:
     """GEMM rows of `side` (benchmark gemm_cuda), with peak from PEAK_TFLOPS by `name`."""
@@ -86,18 +92,16 @@ def gemm_rows(comparisons: Sequence[Comparison], name: Optional[str],
     for c in gemms:
         for rate in (c.target, c.reference):
             if rate is not None:
-                burst = (rate.best_value or rate.value) / 1e3
-                best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), burst)
+                best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), _burst(rate))
     peaks = (peak_for(name) or ({}, None))[0]
     rows = []
     for c in gemms:
         rate = getattr(c, side)
         if rate is None:
             continue
-        dtype = c.params["dtype"]
-        tflops, burst = rate.value / 1e3, (rate.best_value or rate.value) / 1e3
+        dtype, burst = c.params["dtype"], _burst(rate)
         peak = peaks.get(dtype)
-        rows.append(GemmRow(_label(c), dtype, tflops, burst, peak,
+        rows.append(GemmRow(_label(c), dtype, rate.value / 1e3, burst, peak,
                             burst / peak if peak else None, burst / best[dtype]))
     return rows
 
@@ -138,20 +142,25 @@ class RateRow(NamedTuple):
     reference: Optional[float]
 
 
-def rate_rows(comparisons: Sequence[Comparison],
-              benches=("launch_cuda", "copy_host_device", "copy_d2d", "sdpa_cuda",
-                       "conv_cuda", "allreduce_nccl", "allreduce_nccl_4gpu",
-                       "allreduce_nccl_8gpu")) -> List[RateRow]:
-    """Rates (µs/op, GB/s or TB/s, TFLOP/s) of the non-GEMM CUDA benchmarks."""
+#: Families with a table of their own (GEMM against the peak, CPU vs GPU µs per call);
+#: every other CUDA benchmark goes to rate_rows.
+OWN_TABLE_FAMILIES = ("gemm", "dispatch")
+
+
+def rate_rows(comparisons: Sequence[Comparison]) -> List[RateRow]:
+    """Rates (µs/op, GB/s or TB/s, TFLOP/s) of the CUDA benchmarks outside
+    OWN_TABLE_FAMILIES: launch, copies, attention, convolution, all-reduce."""
+    registry.load_suites()
     rows = []
     for c in comparisons:
-        if c.bench in benches and (c.target or c.reference):
-            unit = (c.target or c.reference).unit
-            largest = max(r.value for r in (c.target, c.reference) if r is not None)
-            # attention and convolution in TFLOP/s, device copies in TB/s
-            unit, scale = LARGER_UNIT.get(unit, (unit, 1.0)) if largest >= 1e3 else (unit, 1.0)
-            rows.append(RateRow(_label(c), unit, c.target and c.target.value / scale,
-                                c.reference and c.reference.value / scale))
+        bench = registry.REGISTRY.get(c.bench)
+        if (bench is None or bench.device != "cuda" or bench.family in OWN_TABLE_FAMILIES
+                or not (c.target or c.reference)):
+            continue
+        largest = max(r.value for r in (c.target, c.reference) if r is not None)
+        unit, scale = display_unit((c.target or c.reference).unit, largest)
+        rows.append(RateRow(_label(c), unit, c.target and c.target.value / scale,
+                            c.reference and c.reference.value / scale))
     return rows
 
 

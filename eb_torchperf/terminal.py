@@ -1,7 +1,7 @@
 """Terminal rendering of an audit with rich: relative OPS table, config diff, progress."""
 
 import sys
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -34,15 +34,20 @@ def format_params(params: dict) -> str:
 LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
 
 
+def display_unit(unit: str, largest: float) -> Tuple[str, float]:
+    """(unit to show, divisor) for rates up to `largest` in `unit`: the next unit up
+    (LARGER_UNIT) from 1000 on, else `unit` itself."""
+    if unit in LARGER_UNIT and abs(largest) >= 1e3:
+        return LARGER_UNIT[unit]
+    return unit, 1.0
+
+
 def format_rate(rate) -> str:
     """"123 GFLOP/s", "708 TFLOP/s", "4.24 TB/s" (3 significant digits), "" when absent."""
     if rate is None:
         return ""
-    value, unit = rate.value, rate.unit
-    if unit in LARGER_UNIT and abs(value) >= 1e3:
-        unit, factor = LARGER_UNIT[unit]
-        value /= factor
-    return "%.3g %s" % (value, unit)
+    unit, factor = display_unit(rate.unit, rate.value)
+    return "%.3g %s" % (rate.value / factor, unit)
 
 
 def format_ratio(value: Optional[float]) -> str:

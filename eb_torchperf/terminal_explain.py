@@ -36,12 +36,19 @@ def workloads_table(diffs: Sequence[ProfileDiff]) -> Table:
     return table
 
 
+def _gap_table(title: str, first: str, last: str) -> Table:
+    """A table of `first`, share of gap, target and reference time (right-aligned), `last`."""
+    table = Table(title=title)
+    table.add_column(first)
+    for name in ("share of gap", "target", "reference"):
+        table.add_column(name, justify="right")
+    table.add_column(last)
+    return table
+
+
 def operators_table(diff: ProfileDiff) -> Table:
     """The operators holding most of `diff`'s extra time, with their backend."""
-    table = Table(title="Operators behind the gap (%s)" % diff.workload)
-    for name in ("operator", "share of gap", "target", "reference", "runs on"):
-        table.add_column(name, justify="right" if name in ("share of gap", "target",
-                                                          "reference") else "left")
+    table = _gap_table("Operators behind the gap (%s)" % diff.workload, "operator", "runs on")
     for op in diff.top_ops():
         backend = next(b for b in diff.backends if b.backend == op.backend)
         table.add_row(op.op, format_share(op.share), format_seconds(op.target_s),
@@ -51,10 +58,7 @@ def operators_table(diff: ProfileDiff) -> Table:
 
 def backends_table(diff: ProfileDiff) -> Table:
     """Backends summed: share of the gap and what decides their speed."""
-    table = Table(title="By backend (%s)" % diff.workload)
-    for name in ("backend", "share of gap", "target", "reference", "depends on"):
-        table.add_column(name, justify="right" if name in ("share of gap", "target",
-                                                          "reference") else "left")
+    table = _gap_table("By backend (%s)" % diff.workload, "backend", "depends on")
     for b in diff.backends:
         if b.share is not None and abs(b.share) < 0.01:
             continue

@@ -45,6 +45,11 @@ class Benchmark:
     description: str = ""
     min_sample_s: float = 0.0
 
+    @property
+    def suites(self) -> str:
+        """The suites that run it, e.g. "quick/full" (for messages)."""
+        return "/".join(s for s in SUITES if self.params.get(s))
+
     def params_for(self, suite: str) -> Tuple[dict, ...]:
         """Parameter sets of `suite` (empty when the suite does not run it)."""
         return self.params.get(suite, ())
@@ -89,8 +94,7 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
                if b.device in devices and (not only or b.name in only)
                for p in b.params_for(suite)]
     if not planned:
-        where = ["%s (%s suite, %s)" % (name, "/".join(s for s in SUITES if registry[name].params
-                                                       .get(s)), registry[name].device)
+        where = ["%s (%s suite, %s)" % (name, registry[name].suites, registry[name].device)
                  for name in (only or ())]
         raise ValueError("nothing to measure: no benchmark of the %s suite on %s%s"
                          % (suite, "/".join(devices),

@@ -23,6 +23,14 @@ if not torch.distributed.is_available():  # pragma: no cover - CPU wheels ship i
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
 
+def _fake_python(tmp_path, script):
+    """A stand-in peer interpreter: a shell script (its arguments are ignored)."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    return fake
+
+
 def test_every_rank_runs_each_call_once_and_peers_leave_cleanly():
     group = AllReduceGroup(torch, 3, 1024, backend="gloo")
     for _ in range(5):
@@ -46,9 +54,7 @@ def test_a_second_group_can_form_after_the_first_closed():
 
 
 def test_peer_that_cannot_start_is_named_with_its_exit_status(tmp_path):
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: no torch here' >&2\nexit 7\n")
-    fake.chmod(0o755)
+    fake = _fake_python(tmp_path, "echo 'ModuleNotFoundError: no torch here' >&2\nexit 7\n")
     with pytest.raises(CollectiveError,
                        match=r"^all-reduce peer rank 1 failed to start \(exit status 7\): "
                              r"ModuleNotFoundError: no torch here$"):
@@ -161,9 +167,7 @@ def test_call_after_close_says_so():
 
 
 def test_peer_on_another_torch_is_refused_at_once(tmp_path):
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho 'ready 0.0.1'\nexec sleep 60\n")
-    fake.chmod(0o755)
+    fake = _fake_python(tmp_path, "echo 'ready 0.0.1'\nexec sleep 60\n")
     with pytest.raises(CollectiveError) as info:
         AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
     assert str(info.value) == ("all-reduce peer rank 1 runs torch 0.0.1, rank 0 torch %s"
@@ -191,10 +195,8 @@ def test_rendezvous_files_live_in_the_bundle_when_run_from_it():
 def test_peer_that_dies_after_ready_is_named_when_the_rendezvous_fails(tmp_path, monkeypatch):
     import eb_torchperf.probe.collective as collective
     monkeypatch.setattr(collective, "RENDEZVOUS_TIMEOUT_S", 3.0)
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho 'ready %s'\necho 'bind failed: no such interface' >&2\n"
-                    "exit 1\n" % torch.__version__)
-    fake.chmod(0o755)
+    fake = _fake_python(tmp_path, "echo 'ready %s'\necho 'bind failed: no such interface' >&2\n"
+                                "exit 1\n" % torch.__version__)
     with pytest.raises(CollectiveError) as info:
         AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
     assert str(info.value) == ("all-reduce peer rank 1 died (exit status 1): bind failed: "
@@ -203,8 +205,6 @@ def test_peer_that_dies_after_ready_is_named_when_the_rendezvous_fails(tmp_path,
 
 
 def test_peer_without_a_version_is_refused(tmp_path):
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho ready\nexec sleep 60\n")
-    fake.chmod(0o755)
+    fake = _fake_python(tmp_path, "echo ready\nexec sleep 60\n")
     with pytest.raises(CollectiveError, match=r"^all-reduce peer rank 1 runs torch \(unknown\)"):
         AllReduceGroup(torch, 2, 16, backend="gloo", python=str(fake))
