@@ -203,12 +203,16 @@ class AuditRun:
         opts = self.options
         numbers, blocks = {}, {s.label: [] for s in sides}
         extra = {s.label: {} for s in sides}
+        # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
+        # side that prepares last is the warmer one, and with an odd number of rounds the
+        # first side runs once more; mirroring cancels both over pairs.
+        ordered = sides if pair % 2 == 0 else list(reversed(sides))
         try:
-            for side in sides:
+            for side in ordered:
                 prep = _request(side, "prepare", opts, bench=name, params=params,
                                 min_sample_s=opts.min_sample_s)
                 numbers[side.label] = prep["number"]
-            self._rounds(name, params, sides, numbers, blocks, extra)
+            self._rounds(name, params, ordered, numbers, blocks, extra)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})

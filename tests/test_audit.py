@@ -55,8 +55,11 @@ def test_blocks_alternate_abba_within_each_benchmark():
     result, log = fake_run()
     runs = [(side, bench) for side, op, *rest in log if op == "run" for bench in rest]
     matmul = [side for side, bench in runs if bench == "matmul_fp32"]
-    # pair 0 then pair 1, each: round 0 A B, round 1 B A, round 2 A B
-    assert matmul == ["target", "reference", "reference", "target", "target", "reference"] * 2
+    # pair 0: round 0 A B, round 1 B A, round 2 A B; pair 1 mirrored: B A, A B, B A
+    assert matmul == (["target", "reference", "reference", "target", "target", "reference"]
+                      + ["reference", "target", "target", "reference", "reference", "target"])
+    prepares = [side for side, op, *rest in log if op == "prepare" and rest == ["matmul_fp32"]]
+    assert prepares == ["target", "reference", "reference", "target"]
     assert [op for side, op, *rest in log if side == "target"][:3] == ["start", "facts",
                                                                        "availability"]
 
