@@ -2,15 +2,15 @@
 
 Usage: .venv/bin/python benchmarks/aa_repeat.py [RUNS [PYTHON]]
 Prints, per benchmark, the relative OPS of every run and the worst |1 - ratio|: the
-measured A/A floor to compare with eb_torchperf.compare.AA_FLOOR.  Run it on a quiet
+measured A/A floor to compare with eb_torchperf.analysis.compare.AA_FLOOR.  Run it on a quiet
 machine; it is a benchmark, not a test.
 """
 
 import collections
 import sys
 
-from eb_torchperf.audit import run_audit
-from eb_torchperf.compare import AA_FLOOR, compare
+from eb_torchperf.measure.interleave import run_audit
+from eb_torchperf.analysis.compare import AA_FLOOR, compare
 
 
 def main(argv):

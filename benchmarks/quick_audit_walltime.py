@@ -8,8 +8,8 @@ Usage: .venv/bin/python benchmarks/quick_audit_walltime.py [TARGET [REFERENCE]]
 import sys
 import time
 
-from eb_torchperf.audit import run_audit
-from eb_torchperf.compare import compare, geomean_relative_ops
+from eb_torchperf.measure.interleave import run_audit
+from eb_torchperf.analysis.compare import compare, geomean_relative_ops
 
 
 def main(argv):

@@ -10,9 +10,9 @@ import copy
 import json
 import pathlib
 
-from eb_torchperf.buildconfig import parse_show
-from eb_torchperf.compare import compare_pair
-from eb_torchperf.measurements import AuditResult, BenchResult, ProbeResult
+from eb_torchperf.records.buildconfig import parse_show
+from eb_torchperf.analysis.compare import compare_pair
+from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 CONFIG = DATA / "config"

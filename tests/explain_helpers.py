@@ -9,7 +9,7 @@ import json
 import pathlib
 
 
-from eb_torchperf.measurements import BenchResult, ProbeResult
+from eb_torchperf.records.measurements import BenchResult, ProbeResult
 
 DATA = pathlib.Path(__file__).parent / "data"
 DEBIAN_FACTS = "debian-12-python3-torch-1.13.1"

@@ -14,11 +14,11 @@ import os
 import re
 from typing import List, Optional, Tuple
 
-from ..compare import Comparison, compare
-from ..errors import SchemaError
-from ..findings import Finding
-from ..measurements import AuditResult, load_results
-from .plan import FleetJob, FleetManifest, job_paths
+from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.errors import SchemaError
+from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.measurements import AuditResult, load_results
+from eb_torchperf.fleet.plan import FleetJob, FleetManifest, job_paths
 
 #: Lines of a failed job's stderr kept for the report.
 STDERR_TAIL_LINES = 8
@@ -39,9 +39,9 @@ class JobOutcome:
         job: the job as last recorded in the manifest.
         status: one of STATUSES.
         result: the audit results (also for failed jobs, when the audit wrote some).
-        comparisons: relative OPS per benchmark (eb_torchperf.compare.compare), ok jobs.
+        comparisons: relative OPS per benchmark (eb_torchperf.analysis.compare.compare), ok jobs.
         findings: diagnosis of ok jobs (stored in the results, else from
-            eb_torchperf.diagnose when installed).
+            eb_torchperf.diagnosis.diagnose when installed).
         findings_available: False when no diagnosis could be made (diagnose missing).
         cause: one line, why a failed job failed ("" otherwise).
         stderr_tail: the last STDERR_TAIL_LINES lines of the job's stderr.
@@ -84,13 +84,13 @@ class JobOutcome:
 def findings_of(result: AuditResult) -> Tuple[Tuple[Finding, ...], bool]:
     """The findings of an audit and whether a diagnosis was available.
 
-    Findings stored in the results win; otherwise `eb_torchperf.diagnose.with_findings`
+    Findings stored in the results win; otherwise `eb_torchperf.diagnosis.diagnose.with_findings`
     is applied when this installation has it.
     """
     if result.findings:
         return tuple(result.findings), True
     try:
-        from ..diagnose import with_findings
+        from eb_torchperf.diagnosis.diagnose import with_findings
     except ImportError:
         return (), False
     diagnosed = with_findings(result)

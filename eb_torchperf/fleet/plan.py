@@ -6,7 +6,7 @@ Fleet folder layout (one per fleet run; must be on a filesystem the nodes share)
     fleet.json              manifest: options, jobs, job ids, final Slurm states
     jobs/<name>.sbatch      the batch script submitted
     jobs/<name>.out/.err    the job's stdout and stderr
-    results/<name>.json     the audit results (eb_torchperf.measurements schema)
+    results/<name>.json     the audit results (eb_torchperf.records.measurements schema)
     fleet.md                the rendered fleet report
 
 Manifest history (MANIFEST_VERSION):
@@ -22,8 +22,8 @@ import shlex
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-from ..errors import ConfigError, SchemaError
-from .slurm import JobState
+from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.fleet.slurm import JobState
 
 MANIFEST_VERSION = 1
 MANIFEST_NAME = "fleet.json"

@@ -11,10 +11,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import AA_FLOOR, Comparison, geomean_relative_ops
-from ..findings import sort_findings
-from .gather import JobOutcome
-from .plan import FleetManifest
+from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, geomean_relative_ops
+from eb_torchperf.records.findings import sort_findings
+from eb_torchperf.fleet.gather import JobOutcome
+from eb_torchperf.fleet.plan import FleetManifest
 
 MISSING = "—"
 LEGEND = ("`*` significant: the 95 %% interval excludes 100 %% and the difference exceeds the "
@@ -147,7 +147,7 @@ def fleet_view(manifest: FleetManifest, outcomes: Sequence[JobOutcome]) -> Fleet
     columns = _columns(ok)
     available = any(o.findings_available for o in ok)
     note = "" if available or not ok else (
-        "not available: this eb_torchperf has no eb_torchperf.diagnose module and the "
+        "not available: this eb_torchperf has no eb_torchperf.diagnosis.diagnose module and the "
         "results hold no findings, so none are shown")
     return FleetView(
         summary=_summary(manifest, outcomes), columns=tuple(columns.values()),

@@ -18,7 +18,7 @@ import signal
 import subprocess
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..errors import SlurmError
+from eb_torchperf.errors import SlurmError
 
 #: Seconds one Slurm command may take; slurmctld answers in milliseconds when healthy.
 COMMAND_TIMEOUT_S = 60.0

@@ -9,9 +9,9 @@ import os
 import time
 from typing import Callable, Dict, List, Optional
 
-from ..errors import SlurmError
-from . import slurm
-from .plan import FleetJob, FleetManifest, batch_script, job_paths
+from eb_torchperf.errors import SlurmError
+from eb_torchperf.fleet import slurm
+from eb_torchperf.fleet.plan import FleetJob, FleetManifest, batch_script, job_paths
 
 #: Seconds between two state queries; one sacct call costs slurmdbd a few ms.
 POLL_S = 2.0

@@ -14,7 +14,7 @@ import os
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.findings import Finding, exit_status
+from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.lint.options import LintOptions
 from eb_torchperf.lint.rules import lint_facts
 

@@ -2,7 +2,7 @@
 
 from typing import Dict, Optional, Tuple
 
-from eb_torchperf.findings import Finding
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.lint.facts import EasyconfigFacts
 
 

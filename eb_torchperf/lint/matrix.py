@@ -13,7 +13,7 @@ so the stable maximum is the one before it.
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from eb_torchperf.findings import Finding
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.lint.common import finding, major_minor, version_tuple
 from eb_torchperf.lint.facts import EasyconfigFacts
 from eb_torchperf.lint.options import LintOptions

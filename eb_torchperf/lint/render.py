@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from eb_torchperf.findings import SEVERITIES, Finding, severity_rank
+from eb_torchperf.records.findings import SEVERITIES, Finding, severity_rank
 from eb_torchperf.lint.api import FileResult
 
 FORMATS = ("text", "json", "md")

@@ -6,7 +6,7 @@ by topic, and cite their sources in their docstrings; `lint_facts` runs them all
 
 from typing import Callable, List, Tuple
 
-from eb_torchperf.findings import Finding, sort_findings
+from eb_torchperf.records.findings import Finding, sort_findings
 from eb_torchperf.lint.common import finding
 from eb_torchperf.lint.facts import EasyconfigFacts
 from eb_torchperf.lint.matrix import rule_cuda_version, rule_python_version

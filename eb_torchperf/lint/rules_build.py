@@ -5,7 +5,7 @@ Each rule is `(facts, options) -> list[Finding]` and is listed in `rules.RULES`.
 
 from typing import List, Tuple
 
-from eb_torchperf.findings import Finding
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.lint.common import finding
 from eb_torchperf.lint.facts import EasyconfigFacts
 from eb_torchperf.lint.options import LintOptions, capability_key

@@ -5,7 +5,7 @@ Each rule is `(facts, options) -> list[Finding]` and is listed in `rules.RULES`.
 
 from typing import Dict, List, Optional, Tuple
 
-from eb_torchperf.findings import Finding
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.lint.common import finding, version_tuple
 from eb_torchperf.lint.facts import EasyconfigFacts
 from eb_torchperf.lint.options import LintOptions

@@ -15,9 +15,9 @@ system, partition and variable with it).
 import dataclasses
 from typing import List, Optional
 
-from ..compare import Comparison, compare, geomean_relative_ops
-from ..fleet.gather import findings_of
-from ..measurements import AuditResult
+from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
+from eb_torchperf.fleet.gather import findings_of
+from eb_torchperf.records.measurements import AuditResult
 
 GEOMEAN = "geomean"
 

@@ -29,7 +29,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, sanity_function, variable
 
 from eb_torchperf.fleet.plan import default_launcher
-from eb_torchperf.measurements import load_results
+from eb_torchperf.records.measurements import load_results
 from eb_torchperf.reframe.metrics import perf_metrics, sanity_problems
 
 #: Results file the audit writes in the stage directory.

@@ -159,7 +159,7 @@ def test_tool_module_and_sanity_check_command(eb_site, good_install, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     tool_root = eb_site.installdir("eb_torchperf", "0.1.0")
     assert (tool_root / "hooks" / "torchperf.py").read_text().startswith(
-        "from eb_torchperf.easybuild_hooks import parse_hook, post_sanitycheck_hook")
+        "from eb_torchperf.easybuild.hooks import parse_hook, post_sanitycheck_hook")
     script = ('module load eb_torchperf PyTorch/%s && command -v eb-torchperf && '
               'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 1 '
               '--out-dir "$2" "${@:3}"' % VERSION)

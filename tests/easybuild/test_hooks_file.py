@@ -1,6 +1,6 @@
 """The hooks file and the entry points, loaded with EasyBuild's own loaders (no `eb` run).
 
-A misspelled hook name in hooks/torchperf.py or eb_torchperf.easybuild_hooks makes
+A misspelled hook name in hooks/torchperf.py or eb_torchperf.easybuild.hooks makes
 EasyBuild's `load_hooks` / `verify_hooks` raise, so it fails here in CI.
 """
 
@@ -31,11 +31,11 @@ def fresh_hook_state():
 def test_hooks_file_defines_only_known_hooks():
     loaded = hooks.load_hooks(str(HOOKS_FILE))
     assert set(loaded) == OUR_HOOKS
-    assert loaded["post_sanitycheck_hook"].__module__ == "eb_torchperf.easybuild_hooks"
+    assert loaded["post_sanitycheck_hook"].__module__ == "eb_torchperf.easybuild.hooks"
 
 
 def test_package_module_defines_only_known_hooks():
-    from eb_torchperf import easybuild_hooks
+    from eb_torchperf.easybuild import hooks as easybuild_hooks
     names = {n for n in dir(easybuild_hooks)
              if n.endswith(hooks.HOOK_SUFF) and callable(getattr(easybuild_hooks, n))}
     assert names == OUR_HOOKS
@@ -44,7 +44,7 @@ def test_package_module_defines_only_known_hooks():
 
 def test_a_misspelled_hook_fails_loading(tmp_path):
     typo = tmp_path / "site_hooks.py"
-    typo.write_text("from eb_torchperf.easybuild_hooks import post_sanitycheck_hook as "
+    typo.write_text("from eb_torchperf.easybuild.hooks import post_sanitycheck_hook as "
                     "post_sanitychek_hook\n")
     with pytest.raises(EasyBuildError, match=r"\* post_sanitychek_hook \(did you mean "
                                              r"'post_sanitycheck_hook'"):
@@ -72,7 +72,7 @@ def test_entry_points_register_valid_hooks():
 
 
 def test_importing_the_hooks_module_registers_no_entry_point():
-    code = ("import eb_torchperf.easybuild_hooks\n"
+    code = ("import eb_torchperf.easybuild.hooks\n"
             "from easybuild.tools.entrypoints import EntrypointHook\n"
             "print(len(EntrypointHook.registered.get(EntrypointHook.group, ())))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -81,7 +81,7 @@ def test_importing_the_hooks_module_registers_no_entry_point():
 
 
 def test_sanity_check_help_lists_the_variables():
-    from eb_torchperf.sitepolicy import POLICY_VARIABLES
+    from eb_torchperf.diagnosis.sitepolicy import POLICY_VARIABLES
     proc = subprocess.run([sys.executable, "-m", "eb_torchperf.cli", "sanity-check", "--help"],
                           capture_output=True, text=True, timeout=120, cwd=str(REPO))
     assert proc.returncode == 0, proc.stderr

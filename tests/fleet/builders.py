@@ -4,8 +4,8 @@ import os
 
 from eb_torchperf.fleet import plan
 from eb_torchperf.fleet.slurm import JobState
-from eb_torchperf.findings import Finding
-from eb_torchperf.measurements import AuditResult, BenchResult, ProbeResult
+from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 
 AUDIT = plan.AuditSpec(launcher=("python3", "-E", "-m", "eb_torchperf.cli"),
                        reference="/sw/wheel/bin/python", only=("matmul_fp32", "dispatch"), pairs=1)

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from eb_torchperf import cli
+from eb_torchperf.cli import dispatch as cli
 from eb_torchperf.fleet import gather, submit
 from eb_torchperf.fleet.plan import load_manifest
 

@@ -109,12 +109,12 @@ def test_findings_not_available_is_said(tmp_path):
                             results={"zen": audit_result("AMD EPYC 9654", 1.0)})
     outcomes = gather.gather(manifest)
     view = render.fleet_view(manifest, outcomes)
-    if outcomes[0].findings_available:  # eb_torchperf.diagnose is installed: it diagnosed
+    if outcomes[0].findings_available:  # eb_torchperf.diagnosis.diagnose is installed: it diagnosed
         assert view.findings_note == ""
         assert view.findings[0].summary in ("", "none")
     else:
         assert view.findings_note.startswith("not available: this eb_torchperf has no "
-                                             "eb_torchperf.diagnose module")
+                                             "eb_torchperf.diagnosis.diagnose module")
         assert "Findings: not available" in render.render_markdown(view)
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from eb_torchperf import lint_cli
+from eb_torchperf.cli import lint as lint_cli
 from eb_torchperf.errors import ConfigError
 from lint_factories import BAD, DATA, ROBOT
 

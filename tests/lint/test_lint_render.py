@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from eb_torchperf.findings import Finding
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.lint.api import FileResult, exit_status_for
 from eb_torchperf.lint.render import (SCHEMA_VERSION, md_cell, render, render_json,
                                       render_markdown, render_text, summarize)

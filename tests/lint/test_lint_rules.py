@@ -1,6 +1,6 @@
 """The rule registry and the informational rules (pure)."""
 
-from eb_torchperf.findings import SEVERITIES
+from eb_torchperf.records.findings import SEVERITIES
 from eb_torchperf.lint.rules import RULES, lint_facts, rule_install_kind, rule_parse_warnings
 from lint_factories import deps, make_facts
 

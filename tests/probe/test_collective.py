@@ -16,7 +16,7 @@ import pytest
 from eb_torchperf.probe import registry, worker
 from eb_torchperf.probe.collective import AllReduceGroup, CollectiveError
 from eb_torchperf.probe.registry import Benchmark
-from eb_torchperf.runner import ProbeBundle
+from eb_torchperf.measure.runner import ProbeBundle
 
 torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():  # pragma: no cover - CPU wheels ship it

@@ -2,9 +2,9 @@
 
 import pytest
 
-from eb_torchperf.explain import ProfileOptions, run_profiles
+from eb_torchperf.workflows.explain import ProfileOptions, run_profiles
 from eb_torchperf.probe.profile import WORKLOADS
-from eb_torchperf.runner import ProbeBundle, Worker
+from eb_torchperf.measure.runner import ProbeBundle, Worker
 
 
 #: Operators both torch versions name the same way in these workloads.

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from eb_torchperf.probe import registry, suite_gpu
-from eb_torchperf.runner import ProbeBundle, Worker
+from eb_torchperf.measure.runner import ProbeBundle, Worker
 
 NO_GPU = {"gpu": {"available": False, "reason": "this torch is built without CUDA",
                   "devices": []}}

@@ -1,0 +1,172 @@
+"""Pair target and reference results and compute relative OPS with intervals.
+
+Relative OPS = reference seconds per call / target seconds per call (reference =
+100 %), as in the TorchBench tables of https://github.com/easybuilders/easybuild/issues/931.
+"""
+
+import collections
+import dataclasses
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from eb_torchperf.analysis import stats
+from eb_torchperf.records.measurements import AuditResult, BenchResult
+from eb_torchperf.probe.registry import WORK_UNITS
+
+#: Smallest relative-OPS difference this tool claims, whatever the within-run interval:
+#: two processes of the same wheel differ by a steady 1-8 % that more rounds do not
+#: remove (measured on the 2-core dev machine; one pair at 40 s stayed within 5 % in
+#: 15 of 18 A/A runs).  The A/A check in tests/ holds the suite to this floor.
+AA_FLOOR = 0.05
+#: A sample set whose IQR exceeds this fraction of its median is flagged noisy.
+NOISY_REL_IQR = 0.10
+
+
+@dataclasses.dataclass(frozen=True)
+class Rate:
+    """Throughput of one side for one benchmark.
+
+    Attributes:
+        median_s: median seconds per call over all samples.
+        value: rate in `unit` (GFLOP/s, GB/s, or µs/op where lower is better).
+        unit: display unit from WORK_UNITS.
+        samples: number of samples; rel_iqr: IQR / median of the samples.
+        extra_s: extra metric -> median seconds per call (BenchResult.extra_s pooled),
+            e.g. {"cpu_s": ..., "gpu_s": ...} for CUDA dispatch benchmarks.
+        best_s: fastest sample's seconds per call (None if not known).  On a GPU at
+            its power cap this is the burst rate (a bf16 8192^3 GEMM on the H200:
+            785 TFLOP/s best sample, 708 median, reports/examples/h200-gpu-suite.md).
+    """
+
+    median_s: float
+    value: float
+    unit: str
+    samples: int
+    rel_iqr: float
+    extra_s: Dict[str, float] = dataclasses.field(default_factory=dict)
+    best_s: Optional[float] = None
+
+    @property
+    def best_value(self) -> Optional[float]:
+        """The rate of the fastest sample, in `unit` (None where best_s is unknown)."""
+        if self.best_s is None:
+            return None
+        return self.value * (self.best_s / self.median_s if self.unit == "µs/op"
+                             else self.median_s / self.best_s)
+
+
+def rate_of(results: Sequence[BenchResult]) -> Rate:
+    """Pool the samples of one side (all pairs) into a Rate.
+
+    Raises:
+        ValueError: no results.
+    """
+    if not results:
+        raise ValueError("no results to pool")
+    times = [t for r in results for t in r.times_s]
+    med = stats.median(times)
+    unit = WORK_UNITS[results[0].work_unit]
+    if results[0].work_unit == "op":
+        value = med / results[0].work * 1e6
+    else:
+        value = results[0].work / med / 1e9
+    metrics = sorted({m for r in results for m in r.extra_s})
+    extra = {m: stats.median([t for r in results for t in r.extra_times_s(m)]) for m in metrics}
+    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra, min(times))
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """One benchmark, target vs reference (or target alone).
+
+    Attributes:
+        bench, params: what was measured.
+        target, reference: Rate of each side (reference None when not measured).
+        relative_ops: reference time / target time (1.0 = equal); None without reference.
+        ci_low, ci_high: 95 % interval of relative_ops over worker pairs, never narrower
+            than the within-run one (stats.two_level_ratio_with_ci); None if < 2 rounds.
+        rounds: paired rounds pooled; pair_ratios: relative OPS per worker pair.
+        significant: the interval excludes 1.0 and the difference exceeds the A/A floor.
+        noisy: a side's relative IQR exceeds NOISY_REL_IQR, or pairs disagree by more
+            than the A/A floor.
+    """
+
+    bench: str
+    params: Dict[str, object]
+    target: Optional[Rate]
+    reference: Optional[Rate]
+    relative_ops: Optional[float] = None
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    rounds: int = 0
+    pair_ratios: Tuple[float, ...] = ()
+    significant: bool = False
+    noisy: bool = False
+
+
+def _group(results: Sequence[BenchResult]) -> Dict[tuple, Dict[str, List[BenchResult]]]:
+    groups: Dict[tuple, Dict[str, List[BenchResult]]] = collections.OrderedDict()
+    for result in results:
+        groups.setdefault(result.key, {"target": [], "reference": []})[result.side].append(result)
+    return groups
+
+
+def _paired(target: List[BenchResult], reference: List[BenchResult]) -> List[tuple]:
+    """Per-round log ratios, one tuple per pair measured on both sides."""
+    by_pair = {r.pair: r for r in reference}
+    groups = []
+    for t in target:
+        r = by_pair.get(t.pair)
+        if r is None:
+            continue
+        rounds = min(len(t.blocks_s), len(r.blocks_s))
+        groups.append(stats.paired_log_ratios(t.blocks_s[:rounds], r.blocks_s[:rounds]))
+    return groups
+
+
+def compare_pair(target: List[BenchResult], reference: List[BenchResult],
+                 aa_floor: float = AA_FLOOR) -> Comparison:
+    """Compare the results of one benchmark key (lists may be empty on one side)."""
+    first = (target or reference)[0]
+    t_rate = rate_of(target) if target else None
+    r_rate = rate_of(reference) if reference else None
+    noisy = any(rate and rate.rel_iqr > NOISY_REL_IQR for rate in (t_rate, r_rate))
+    groups = _paired(target, reference)
+    if not groups:
+        return Comparison(first.bench, first.params, t_rate, r_rate, noisy=noisy)
+    ratio, low, high = stats.two_level_ratio_with_ci(groups)
+    pair_ratios = [math.exp(sum(g) / len(g)) for g in groups]
+    if len(pair_ratios) > 1 and max(pair_ratios) / min(pair_ratios) > 1 + aa_floor:
+        noisy = True
+    outside = low is not None and (high < 1.0 or low > 1.0)
+    significant = outside and abs(math.log(ratio)) > math.log(1 + aa_floor)
+    return Comparison(first.bench, first.params, t_rate, r_rate, ratio, low, high,
+                      sum(len(g) for g in groups), tuple(pair_ratios), significant, noisy)
+
+
+def compare(result: AuditResult, aa_floor: float = AA_FLOOR) -> List[Comparison]:
+    """One Comparison per benchmark key of `result`, in measurement order."""
+    return [compare_pair(sides["target"], sides["reference"], aa_floor)
+            for sides in _group(result.results).values()]
+
+
+def geomean_relative_ops(comparisons: Sequence[Comparison]) -> Optional[float]:
+    """Geometric mean of relative OPS over comparisons that have one (TorchBench TOTAL)."""
+    values = [c.relative_ops for c in comparisons if c.relative_ops is not None]
+    return stats.geometric_mean(values) if values else None
+
+
+def thread_scaling(comparisons: Sequence[Comparison], side: str = "target") -> Optional[float]:
+    """Speed-up of the `thread_scaling` GEMM from 1 thread to all allowed cores.
+
+    Returns:
+        time at 1 thread / time at all cores for `side`, None if not measured.
+    """
+    times = {}
+    for c in comparisons:
+        rate = getattr(c, side)
+        if c.bench == "thread_scaling" and rate is not None:
+            times[c.params.get("threads")] = rate.median_s
+    if 1 in times and "all" in times:
+        return times[1] / times["all"]
+    return None

@@ -1,0 +1,362 @@
+"""Align per-operator profiles of target and reference and attribute the extra time.
+
+Input: the probe's `profile` replies (self CPU seconds per ATen operator, from
+`torch.profiler` `key_averages()`), one or more per side and workload.  Output: which
+operators account for the target's extra time per step ("aten::addmm: 96 % of the
+difference"), and which backend each one runs on, so that "BLAS is slow" is read off
+the profile rather than guessed from the build config.  Pure: no I/O, no formatting.
+
+Self CPU time is the time an operator spends outside the operators it calls, on the
+calling thread; summed over a step's operators it is the step's wall time (minus
+Python), so differences add up to the gap between the two sides.
+"""
+
+import dataclasses
+import math
+import re
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+SIDES = ("target", "reference")
+#: Operators below this share of the gap are left out of `ProfileDiff.top_ops`.
+MIN_SHARE = 0.02
+TOP_OPS = 8
+
+#: Operator renames across the torch versions the probe supports (>= 1.12): the old
+#: name maps to the current one, so both sides align on the same kernel.
+OP_RENAMES = {
+    # The slow (im2col + GEMM) convolution; older releases call it thnn_conv2d_*, later
+    # ones _slow_conv2d_* (the name used in pytorch/pytorch#68896, Nov 2021).
+    "aten::thnn_conv2d_forward": "aten::_slow_conv2d_forward",
+    "aten::thnn_conv2d_backward": "aten::_slow_conv2d_backward",
+    # Per-backend convolution backwards merged into one op (pytorch/pytorch#65219).
+    "aten::mkldnn_convolution_backward": "aten::convolution_backward",
+    "aten::slow_conv2d_backward": "aten::_slow_conv2d_backward",
+    # Functional batch-norm variants of torch >= 2.1; the same CPU kernel.
+    "aten::_native_batch_norm_legit": "aten::native_batch_norm",
+    "aten::_native_batch_norm_legit_no_training": "aten::native_batch_norm",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    """What an operator's CPU time depends on.
+
+    Attributes:
+        key: stable identifier ("blas", "conv", ...).
+        title: one line for reports.
+        pattern: regular expression over canonical operator names.
+        depends_on: the build or run-time settings that decide its speed.
+    """
+
+    key: str
+    title: str
+    pattern: str
+    depends_on: str
+
+    def matches(self, op: str) -> bool:
+        """True if canonical operator name `op` runs on this backend."""
+        return re.match(self.pattern, op) is not None
+
+
+#: First match wins; "other" catches the rest.  Kernel choice from ATen's sources
+#: (aten/src/ATen/native/{LinearAlgebra,Convolution,EmbeddingBag}.cpp, native/cpu/).
+BACKENDS = (
+    Backend("blas", "BLAS or oneDNN (GEMM)",
+            r"^aten::(addmm_?|_addmm_activation|mm|bmm|baddbmm_?|addbmm_?|matmul|linear|"
+            r"addmv_?|mv|dot|vdot|addr_?|mkldnn_matmul|_mkl_linear|mkldnn_linear)$",
+            "the BLAS library (BLAS_INFO: MKL in wheels; FlexiBLAS backend) and its threads"),
+    Backend("conv", "convolution: oneDNN / NNPACK / thnn",
+            r"^aten::(conv\d?d?\w*|_convolution\w*|convolution\w*|mkldnn_convolution\w*|"
+            r"_slow_conv2d\w*|slow_conv\w*|_nnpack\w*|thnn_conv\w*)$",
+            "USE_MKLDNN (oneDNN), USE_NNPACK; the slow path is im2col + BLAS"),
+    Backend("attention", "fused attention kernels",
+            r"^aten::(_scaled_dot_product\w*|scaled_dot_product_attention|"
+            r"_native_multi_head_attention|_transform_bias_rescale_qkv|_masked_softmax\w*|"
+            r"_transformer_encoder_layer_fwd)$",
+            "ATen vectorised kernels (CPU capability); the math path calls BLAS bmm"),
+    Backend("embedding", "embedding_bag: ATen / FBGEMM",
+            r"^aten::(_?embedding\w*|index_select|index_add_?)$",
+            "USE_FBGEMM and ATen vectorised kernels (CPU capability)"),
+    Backend("vectorised", "ATen vectorised kernels (CPU capability)",
+            r"^aten::(_?softmax\w*|_?log_softmax\w*|\w*layer_norm\w*|gelu\w*|\w*batch_norm\w*|"
+            r"relu_?|threshold\w*|clamp\w*|add_?|sub_?|mul_?|div_?|sum|mean|fill_|zero_|copy_|"
+            r"sigmoid\w*|tanh\w*|exp_?|cat|where|native_dropout\w*|dropout|pow|sqrt|rsqrt)$",
+            "CPU capability (ATEN_CPU_CAPABILITY: DEFAULT/AVX2/AVX512) and intra-op threads"),
+    Backend("autograd", "autograd engine",
+            r"^(autograd::|\w+Backward\d*$)",
+            "Python and autograd overhead (per op, not per FLOP)"),
+)
+OTHER = Backend("other", "other ATen ops (views, allocation, dispatch)", r".*",
+                "dispatcher and allocator overhead")
+
+
+def canonical_op(name: str) -> str:
+    """The current name of operator `name` (OP_RENAMES), else `name` itself."""
+    return OP_RENAMES.get(name, name)
+
+
+def backend_of(op: str) -> Backend:
+    """The Backend whose pattern matches canonical operator name `op` (OTHER if none)."""
+    return next((b for b in BACKENDS if b.matches(op)), OTHER)
+
+
+@dataclasses.dataclass(frozen=True)
+class OpTime:
+    """Self CPU time of one operator per workload step.
+
+    Attributes:
+        name: operator name as the profiler printed it ("aten::addmm").
+        self_s: self CPU seconds per step.  torch.profiler computes it as the operator's
+            total minus its children's, so it can come out slightly negative (seen for
+            one operator of the BERT layer on the loaded dev machine); it is kept raw.
+        calls: calls per step.
+    """
+
+    name: str
+    self_s: float
+    calls: float
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkloadProfile:
+    """One side's profile of one workload, per step, pooled over profile requests.
+
+    Attributes:
+        workload: probe.profile.WORKLOADS key.
+        side: "target" or "reference".
+        iterations: profiled steps pooled.
+        wall_s: wall seconds per profiled step (profiler overhead included).
+        threads: torch intra-op threads the steps ran with.
+        torch_version: torch.__version__ of the side.
+        ops: one OpTime per operator name, largest self time first.
+
+    Raises:
+        ValueError: unknown side, iterations < 1, a negative wall time, a time not finite.
+    """
+
+    workload: str
+    side: str
+    iterations: int
+    wall_s: float
+    threads: int
+    torch_version: str
+    ops: Tuple[OpTime, ...]
+
+    def __post_init__(self):
+        if self.side not in SIDES:
+            raise ValueError("side must be one of %s, not %r" % (SIDES, self.side))
+        if self.iterations < 1:
+            raise ValueError("%s: iterations must be >= 1" % self.workload)
+        if not all(math.isfinite(t) for t in [self.wall_s] + [op.self_s for op in self.ops]):
+            raise ValueError("%s: times must be finite" % self.workload)
+        if self.wall_s < 0:
+            raise ValueError("%s: wall time must be >= 0" % self.workload)
+
+    @property
+    def total_self_s(self) -> float:
+        """Sum of the operators' self CPU seconds per step."""
+        return sum(op.self_s for op in self.ops)
+
+    @classmethod
+    def from_replies(cls, side: str, replies: Sequence[dict]) -> "WorkloadProfile":
+        """Pool worker `profile` replies (probe.profile.profile_workload) of one side.
+
+        Raises:
+            ValueError: no replies, or replies of different workloads.
+        """
+        if not replies or len({r["workload"] for r in replies}) != 1:
+            raise ValueError("need replies of exactly one workload, got %d" % len(replies))
+        steps = sum(int(r["iterations"]) for r in replies)
+        self_s: Dict[str, float] = {}
+        calls: Dict[str, float] = {}
+        for reply in replies:
+            for op in reply["ops"]:
+                self_s[op["name"]] = self_s.get(op["name"], 0.0) + op["self_cpu_s"]
+                calls[op["name"]] = calls.get(op["name"], 0.0) + op["calls"]
+        ops = tuple(sorted((OpTime(n, s / steps, calls[n] / steps) for n, s in self_s.items()),
+                           key=lambda op: (-op.self_s, op.name)))
+        return cls(replies[0]["workload"], side, steps,
+                   sum(r["wall_s"] for r in replies) / steps, int(replies[-1]["threads"]),
+                   str(replies[-1]["torch_version"]), ops)
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["ops"] = [dataclasses.asdict(op) for op in self.ops]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "WorkloadProfile":
+        data = dict(data)
+        data["ops"] = tuple(OpTime(**op) for op in data["ops"])
+        return cls(**data)
+
+
+@dataclasses.dataclass(frozen=True)
+class OpDiff:
+    """One canonical operator, target vs reference, per step.
+
+    Attributes:
+        op: canonical operator name.
+        names: the profiler names merged into it (renames), sorted.
+        target_s, reference_s: self CPU seconds per step (0.0 where absent).
+        share: delta_s / the workload's gap; None when the target is not slower.
+        backend: Backend.key.
+    """
+
+    op: str
+    names: Tuple[str, ...]
+    target_s: float
+    reference_s: float
+    share: Optional[float]
+    backend: str
+
+    @property
+    def delta_s(self) -> float:
+        """Extra self CPU seconds per step in the target (negative: target faster)."""
+        return self.target_s - self.reference_s
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendShare:
+    """The operators of one backend summed: seconds per step and share of the gap."""
+
+    backend: str
+    title: str
+    depends_on: str
+    target_s: float
+    reference_s: float
+    share: Optional[float]
+    ops: Tuple[str, ...]
+
+    @property
+    def delta_s(self) -> float:
+        return self.target_s - self.reference_s
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileDiff:
+    """Target vs reference profile of one workload (or of several, summed).
+
+    Attributes:
+        workload: workload name ("all workloads" for a sum).
+        target, reference: the raw per-step profiles.
+        ops: one OpDiff per canonical operator, largest extra time first.
+        backends: one BackendShare per backend seen, largest extra time first.
+    """
+
+    workload: str
+    target: WorkloadProfile
+    reference: WorkloadProfile
+    ops: Tuple[OpDiff, ...]
+    backends: Tuple[BackendShare, ...]
+
+    @property
+    def gap_s(self) -> float:
+        """Extra self CPU seconds per step of the target (negative: target faster)."""
+        return self.target.total_self_s - self.reference.total_self_s
+
+    def top_ops(self, min_share: float = MIN_SHARE, limit: int = TOP_OPS) -> List[OpDiff]:
+        """Operators holding at least `min_share` of the gap, at most `limit`."""
+        return [d for d in self.ops if d.share is not None and d.share >= min_share][:limit]
+
+    def backend(self, key: str) -> Optional[BackendShare]:
+        """The BackendShare of backend `key`, None if no operator ran on it."""
+        return next((b for b in self.backends if b.backend == key), None)
+
+    def to_json(self) -> dict:
+        """Raw profiles plus the derived rows (recomputed, not read, by from_json)."""
+        return {"workload": self.workload, "gap_s": self.gap_s,
+                "target": self.target.to_json(), "reference": self.reference.to_json(),
+                "ops": [dict(dataclasses.asdict(d), delta_s=d.delta_s) for d in self.ops],
+                "backends": [dict(dataclasses.asdict(b), delta_s=b.delta_s)
+                             for b in self.backends]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ProfileDiff":
+        return diff_profiles(WorkloadProfile.from_json(data["target"]),
+                             WorkloadProfile.from_json(data["reference"]), data["workload"])
+
+
+def align(target: WorkloadProfile, reference: WorkloadProfile
+          ) -> Dict[str, Tuple[float, float, Tuple[str, ...]]]:
+    """Per canonical operator: (target s/step, reference s/step, profiler names merged)."""
+    rows: Dict[str, list] = {}
+    for index, profile in enumerate((target, reference)):
+        for op in profile.ops:
+            row = rows.setdefault(canonical_op(op.name), [0.0, 0.0, set()])
+            row[index] += op.self_s
+            row[2].add(op.name)
+    return {op: (t, r, tuple(sorted(names))) for op, (t, r, names) in rows.items()}
+
+
+def _share(delta: float, gap: float) -> Optional[float]:
+    return delta / gap if gap > 0 else None
+
+
+def _backend_shares(ops: Iterable[OpDiff], gap: float) -> Tuple[BackendShare, ...]:
+    sums: Dict[str, List] = {}
+    for d in ops:
+        row = sums.setdefault(d.backend, [0.0, 0.0, []])
+        row[0] += d.target_s
+        row[1] += d.reference_s
+        row[2].append(d.op)
+    known = {b.key: b for b in BACKENDS + (OTHER,)}
+    shares = [BackendShare(key, known[key].title, known[key].depends_on, t, r,
+                           _share(t - r, gap), tuple(names[:TOP_OPS]))
+              for key, (t, r, names) in sums.items()]
+    return tuple(sorted(shares, key=lambda b: (-b.delta_s, b.backend)))
+
+
+def diff_profiles(target: WorkloadProfile, reference: WorkloadProfile,
+                  workload: Optional[str] = None) -> ProfileDiff:
+    """Align two profiles and attribute the target's extra time per operator and backend.
+
+    Args:
+        target, reference: per-step profiles of the same workload.
+        workload: name for the result (default: target.workload).
+
+    Returns:
+        ProfileDiff whose op shares sum to 1.0 when the target is slower (operators
+        where the target is faster have negative shares), else shares are None.
+    """
+    gap = target.total_self_s - reference.total_self_s
+    ops = [OpDiff(op, names, t, r, _share(t - r, gap), backend_of(op).key)
+           for op, (t, r, names) in align(target, reference).items()]
+    ops.sort(key=lambda d: (-d.delta_s, d.op))
+    return ProfileDiff(workload or target.workload, target, reference, tuple(ops),
+                       _backend_shares(ops, gap))
+
+
+def _summed(side: str, profiles: Sequence[WorkloadProfile], name: str) -> WorkloadProfile:
+    totals: Dict[str, List[float]] = {}
+    for profile in profiles:
+        for op in profile.ops:
+            row = totals.setdefault(op.name, [0.0, 0.0])
+            row[0] += op.self_s
+            row[1] += op.calls
+    ops = tuple(sorted((OpTime(n, s, c) for n, (s, c) in totals.items()),
+                       key=lambda op: (-op.self_s, op.name)))
+    return WorkloadProfile(name, side, min(p.iterations for p in profiles),
+                           sum(p.wall_s for p in profiles), profiles[0].threads,
+                           profiles[0].torch_version, ops)
+
+
+def combine_diffs(diffs: Sequence[ProfileDiff], name: str = "all workloads") -> ProfileDiff:
+    """One diff over one step of each workload (per-step times summed).
+
+    Raises:
+        ValueError: no diffs.
+    """
+    if not diffs:
+        raise ValueError("no profile diffs to combine")
+    return diff_profiles(_summed("target", [d.target for d in diffs], name),
+                         _summed("reference", [d.reference for d in diffs], name), name)
+
+
+#: Diagnosis rule id (eb_torchperf.diagnosis.rules) -> the backend whose share of the profile gap
+#: is its evidence (explain.annotate_findings): a BLAS rule is borne out when the
+#: BLAS-backed operators hold the extra time, the CPU-capability rule when the
+#: vectorised kernels do.
+RULE_BACKENDS = {"blas-not-mkl": "blas", "blas-pthreads-with-openmp": "blas",
+                 "cpu-capability-low": "vectorised"}
+

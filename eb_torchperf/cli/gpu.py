@@ -1,0 +1,167 @@
+"""Show the GPU part of an audit results file: configuration, GEMM against the card's
+peak, CPU vs GPU µs per call, launch latency, copy bandwidths, and the GPU findings
+(rules in eb_torchperf.diagnosis.rules.gpu).
+
+  eb-torchperf gpu reports/torchperf-20261201-120000.json [--markdown FILE]
+
+Exit status: 0, or 1 when a GPU finding is at or above --fail-on.
+"""
+
+import os
+from typing import List
+
+from rich.console import Console
+from rich.table import Table
+
+from eb_torchperf.analysis import compare as compare_mod
+from eb_torchperf.records.findings import Finding, exit_status, sort_findings
+from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows, peak_for,
+                         rate_rows)
+from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.records.measurements import AuditResult, load_results
+from eb_torchperf.cli.report import FAIL_LEVELS
+from eb_torchperf.diagnosis.rules import gpu as gpu_rules
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("results", help="results JSON written by `eb-torchperf audit`")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
+    parser.add_argument("--fail-on", default="error", choices=FAIL_LEVELS,
+                        help="exit 1 when a GPU finding is at least this severe (default "
+                             "error; as in audit and report)")
+
+
+def gpu_findings(result: AuditResult) -> List[Finding]:
+    """Every finding of the GPU rules for `result`, most severe first."""
+    comparisons = compare_mod.compare(result)
+    found = [f for rule in gpu_rules.RULES
+             for f in rule(result.target, result.reference, comparisons)]
+    return list(sort_findings(found))
+
+
+def _evidence(value) -> str:
+    """An evidence value for display: None (an unset variable) as "unset"."""
+    return "unset" if value is None else str(value)
+
+
+def _pct(value) -> str:
+    return "—" if value is None else "%.1f %%" % (100 * value)
+
+
+def _num(value, digits=1) -> str:
+    return "—" if value is None else "%.*f" % (digits, value)
+
+
+def tables(result: AuditResult) -> List[tuple]:
+    """(title, header, rows of strings) for each GPU table of `result`."""
+    comparisons = compare_mod.compare(result)
+    name = device_name(result.target)
+    peak = peak_for(name)
+    with_ref = result.reference is not None
+    config = [(r.label, r.target) + ((r.reference,) if with_ref else ())
+              for r in gpu_config_rows(result.target, result.reference)]
+    gemm = [(g.label, _num(g.tflops), _num(g.burst_tflops), _num(g.peak_tflops),
+             _pct(g.of_peak), _pct(g.of_best)) for g in gemm_rows(comparisons, name)]
+    dispatch = [(d.label, d.side, _num(d.cpu_us), _num(d.gpu_us), _num(d.wall_us),
+                 _num(d.ratio, 2), d.bound) for d in dispatch_rows(comparisons)]
+    rates = [(r.label, r.unit, _num(r.target, 2), _num(r.reference, 2))
+             for r in rate_rows(comparisons)]
+    return [
+        ("GPU configuration", ("setting", "target") + (("reference",) if with_ref else ()),
+         config),
+        ("GEMM (target); peak: %s" % (peak[1] if peak else "unknown device %s" % name),
+         ("benchmark", "TFLOP/s (median)", "burst TFLOP/s (best sample)", "peak TFLOP/s",
+          "burst of peak", "burst of best measured"), gemm),
+        ("CPU vs GPU time per call", ("benchmark", "side", "CPU µs", "GPU µs", "wall µs",
+                                      "CPU/GPU", "bound"), dispatch),
+        ("Latency and bandwidth", ("benchmark", "unit", "target", "reference"), rates),
+    ]
+
+
+def markdown(result: AuditResult, findings: List[Finding]) -> str:
+    """The GPU tables and findings of `result` as GitHub Markdown."""
+    lines = []
+    for title, header, rows in tables(result):
+        if not rows:
+            continue
+        lines += ["### " + title, "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
+    lines += ["### GPU findings", ""]
+    for f in findings:
+        lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s" % (
+            f.rule_id, f.severity, f.title,
+            "; ".join("%s = %s" % (k, _evidence(v)) for k, v in f.evidence.items()), f.source))
+    if not findings:
+        lines.append("none")
+    return "\n".join(lines) + "\n"
+
+
+def _same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file (links included); False when `one` does not exist
+    and does not resolve to `other`."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
+def _gpu_facts(result: AuditResult, path) -> dict:
+    """The target's `gpu` facts (a dict; {} where the probe recorded none).
+
+    Raises:
+        SchemaError: no target probe, or `gpu` facts that are not an object.
+    """
+    if result.target is None:
+        raise SchemaError("%s: malformed results file: no target probe" % path)
+    gpu = (result.target.facts or {}).get("gpu") or {}
+    if not isinstance(gpu, dict):
+        raise SchemaError("%s: malformed results file: target facts 'gpu' is %s, not an "
+                          "object" % (path, type(gpu).__name__))
+    return gpu
+
+
+def run(args) -> int:
+    out = Console()
+    if args.markdown and _same_file(args.markdown, args.results):
+        raise ConfigError("--markdown %s would overwrite the results file it reads"
+                          % args.markdown)
+    result = load_results(args.results)
+    gpu = _gpu_facts(result, args.results)
+    if not gpu.get("available"):
+        out.print("GPU: none in this audit (%s)" % (gpu.get("reason") or "the probe recorded "
+                                                    "no GPU facts"), highlight=False)
+        return 0
+    try:
+        findings = gpu_findings(result)
+        shown = tables(result)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # hand-edited or foreign files: a value of the wrong type deep in the facts
+        raise SchemaError("%s: malformed GPU facts or results (%s: %s)"
+                          % (args.results, type(exc).__name__, exc)) from None
+    if not result.complete:
+        out.print("INCOMPLETE RUN: %s" % (result.errors[-1].get("message", "cut short")
+                                          if result.errors else "cut short"), highlight=False)
+    for title, header, rows in shown:
+        if not rows:
+            continue
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
+    for f in findings:
+        out.print("[bold]%s[/bold] %s: %s" % (f.severity.upper(), f.rule_id, f.title))
+        for key, value in f.evidence.items():
+            out.print("    %s: %s" % (key, _evidence(value)), highlight=False)
+        out.print("    advice: %s\n    source: %s" % (f.advice, f.source), highlight=False)
+    if not findings:
+        out.print("GPU findings: none", highlight=False)
+    if args.markdown:
+        try:
+            with open(args.markdown, "w") as handle:
+                handle.write(markdown(result, findings))
+        except OSError as exc:
+            raise ConfigError("cannot write --markdown %s: %s" % (args.markdown, exc.strerror))
+    return exit_status(findings, args.fail_on)

@@ -1,0 +1,97 @@
+"""Check PyTorch easyconfigs for known performance traps before a multi-hour build.
+
+Each file is parsed with easybuild-framework's own parser (templates, dependencies and
+toolchain components resolved through the robot path); findings name the easyconfig
+parameter and line, a remedy and the public source: BLAS through FlexiBLAS/OpenBLAS
+without imkl (easybuilders/easybuild#931: 28-46 % of the wheel), aarch64 without
+ArmComputeLibrary, optarch / -march=native, CUDA without cuda_compute_capabilities,
+disabled tests, versions outside PyTorch's compatibility matrix.
+
+examples:
+  eb-torchperf lint PyTorch-2.9.1-foss-2025a.eb
+  eb-torchperf lint --heterogeneous --site-gpus 8.0,9.0 my-easyconfigs/ --format md
+
+exit status: 0 no finding at or above --fail-on; 1 some; 2 a file could not be linted
+(named on stderr, one line each; the other files are still linted) or a usage error.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+from eb_torchperf.errors import ConfigError
+from eb_torchperf.records.findings import SEVERITIES
+from eb_torchperf.lint.api import DEFAULT_PATTERN, exit_status_for, lint_paths
+from eb_torchperf.lint.options import (ENV_HETEROGENEOUS, ENV_SITE_GPUS, KNOWN_ARCHS,
+                                       LintOptions, host_arch, parse_capabilities)
+from eb_torchperf.lint.render import FORMATS, render
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the `lint` options to `parser`."""
+    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                        help="easyconfig files, or directories searched for --pattern files")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="output format (default: text)")
+    parser.add_argument("--fail-on", choices=SEVERITIES + ("never",), default="error",
+                        help="exit 1 when a finding has this severity or higher (default: error)")
+    parser.add_argument("--arch", choices=KNOWN_ARCHS, default=None,
+                        help="target CPU architecture (default: this host, %s)" % host_arch())
+    sites = parser.add_mutually_exclusive_group()
+    sites.add_argument("--heterogeneous", dest="heterogeneous", action="store_true",
+                       default=None, help="one build serves several CPU types: host-tied "
+                       "binaries are a warning (default: $%s, else info)" % ENV_HETEROGENEOUS)
+    sites.add_argument("--homogeneous", dest="heterogeneous", action="store_false",
+                       help="builds run on the CPU type they serve")
+    parser.add_argument("--cuda-compute-capabilities", metavar="CC[,CC...]",
+                        help="what `eb --cuda-compute-capabilities` will get (default: the "
+                             "EasyBuild configuration)")
+    parser.add_argument("--site-gpus", metavar="CC[,CC...]",
+                        help="compute capabilities of the site's GPUs (default: $%s)"
+                             % ENV_SITE_GPUS)
+    parser.add_argument("--robot-paths", metavar="DIR[%sDIR...]" % os.pathsep, default="",
+                        help="extra directories with dependency/toolchain easyconfigs, "
+                             "searched first")
+    parser.add_argument("--no-dependency-check", action="store_true",
+                        help="do not report dependencies without an easyconfig")
+    parser.add_argument("--pattern", default=DEFAULT_PATTERN,
+                        help="file name pattern inside directories (default: %(default)s)")
+
+
+def _options(args: argparse.Namespace) -> LintOptions:
+    """LintOptions from parsed arguments and EB_TORCHPERF_* variables.
+
+    Raises:
+        ConfigError: an option value is invalid.
+    """
+    capabilities = site_gpus = None
+    if args.cuda_compute_capabilities is not None:
+        capabilities = parse_capabilities(args.cuda_compute_capabilities,
+                                          "--cuda-compute-capabilities")
+    if args.site_gpus is not None:
+        site_gpus = parse_capabilities(args.site_gpus, "--site-gpus")
+    return LintOptions.from_env(arch=args.arch, heterogeneous=args.heterogeneous,
+                                cuda_compute_capabilities=capabilities, site_gpus=site_gpus,
+                                check_dependencies=not args.no_dependency_check)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Lint `args.paths`, print the report to stdout, and return the exit status.
+
+    Raises:
+        ConfigError: invalid options, or EasyBuild missing or misconfigured.
+    """
+    options = _options(args)
+    robot_paths = [path for path in args.robot_paths.split(os.pathsep) if path]
+    results = lint_paths(args.paths, options=options, robot_paths=robot_paths,
+                         pattern=args.pattern)
+    if not results:
+        raise ConfigError("no files matching %r in %s" % (args.pattern, ", ".join(args.paths)))
+    for result in results:
+        if result.problem:
+            print("eb-torchperf lint: %s: %s" % (result.path, result.problem), file=sys.stderr)
+    color = args.format == "text" and sys.stdout.isatty()
+    width = shutil.get_terminal_size((120, 24)).columns if color else 120
+    sys.stdout.write(render(results, args.format, color=color, width=width))
+    return exit_status_for(results, args.fail_on)

@@ -1,0 +1,1 @@
+"""diagnosis stage of eb_torchperf."""

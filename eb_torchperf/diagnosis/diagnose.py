@@ -1,0 +1,67 @@
+"""Turn an audit's facts and measurements into Findings.
+
+A rule is a function `rule(target: ProbeResult, reference: Optional[ProbeResult],
+comparisons: list[Comparison]) -> list[Finding]`; each module in RULE_MODULES lists
+its rules in `RULES`.  Adding a rule is adding a function to one of those lists.
+A module that fails to import is an error, never silently skipped.
+"""
+
+import dataclasses
+import importlib
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.records.findings import Finding, sort_findings
+from eb_torchperf.records.measurements import AuditResult
+
+#: Rule modules, in reading order.
+RULE_MODULES = (
+    "eb_torchperf.diagnosis.rules.build",
+    "eb_torchperf.diagnosis.rules.runtime",
+    "eb_torchperf.diagnosis.rules.gpu",
+    "eb_torchperf.diagnosis.rules.blas",
+)
+
+
+def load_rules(modules: Sequence[str] = RULE_MODULES) -> List[Callable]:
+    """The RULES of every module in `modules`, in order.
+
+    Raises:
+        ImportError: a module is missing or fails to import.
+        AttributeError: a module has no RULES list.
+    """
+    rules: List[Callable] = []
+    for name in modules:
+        rules.extend(importlib.import_module(name).RULES)
+    return rules
+
+
+def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
+             rules: Optional[Sequence[Callable]] = None) -> Tuple[Finding, ...]:
+    """Run every rule over one audit.
+
+    Args:
+        result: the audit (target probe required for findings; None gives none).
+        comparisons: `compare.compare(result)`, computed when None.
+        rules: rule functions (default: load_rules()).
+
+    Returns:
+        Findings, most severe first (findings.sort_findings); a finding without a
+        subject gets the target interpreter's path.
+    """
+    if result.target is None:
+        return ()
+    comparisons = list(compare(result) if comparisons is None else comparisons)
+    found = []
+    for rule in (load_rules() if rules is None else rules):
+        for finding in rule(result.target, result.reference, comparisons):
+            if finding.subject in ("", "target"):
+                finding = dataclasses.replace(finding, subject=result.target.python)
+            found.append(finding)
+    return sort_findings(found)
+
+
+def with_findings(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
+                  rules: Optional[Sequence[Callable]] = None) -> AuditResult:
+    """A copy of `result` whose `findings` are `diagnose(result, ...)`."""
+    return dataclasses.replace(result, findings=diagnose(result, comparisons, rules))

@@ -1,0 +1,304 @@
+"""Site policy for unattended audits (EasyBuild hook, `eb-torchperf sanity-check`).
+
+The policy comes from `EB_TORCHPERF_*` environment variables, because EasyBuild
+hooks cannot add `eb` options; `POLICY_VARIABLES` is the one table of them (name,
+default, meaning) that the README, `--help` and the parser all use.  `judge` turns
+one audit into a verdict: "fail" when a finding reaches the fail level, the
+geometric mean of relative OPS is below the minimum, or the audit could not finish.
+
+No EasyBuild import here: this module is shared by the hook and the CLI.
+"""
+
+import dataclasses
+import os
+import shutil
+from typing import Dict, Mapping, Optional, Sequence, Tuple
+
+from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
+from eb_torchperf.errors import ConfigError
+from eb_torchperf.records.findings import Finding, severity_rank, sort_findings
+from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.probe.registry import SUITES
+
+MODES = ("off", "warn", "fail")
+#: Levels a site may fail on ("info" would fail every build that has a note).
+FAIL_LEVELS = ("warning", "error")
+#: Upper bound of EB_TORCHPERF_MIN_RELATIVE_OPS, percent: above it the variable is a typo.
+MAX_MIN_RELATIVE_OPS_PCT = 10000.0
+
+#: name -> (default, meaning); order is the order of the README table and --help.
+POLICY_VARIABLES = {
+    "EB_TORCHPERF_MODE": ("warn", "off | warn | fail: fail stops the installation (no module file)"),
+    "EB_TORCHPERF_LINT": ("= MODE", "off | warn | fail for the easyconfig check at parse time"),
+    "EB_TORCHPERF_REFERENCE": ("wheel", "interpreter path, wheel, wheel==X.Y.Z, FILE.whl, a stored "
+                                        "results JSON (its target side is the baseline), or none"),
+    "EB_TORCHPERF_SUITE": ("quick", "quick | full"),
+    "EB_TORCHPERF_ONLY": ("", "comma-separated benchmark names to run (default: the whole suite)"),
+    "EB_TORCHPERF_PAIRS": ("", "fresh worker pairs (default: by suite)"),
+    "EB_TORCHPERF_MIN_RELATIVE_OPS": ("", "fail below this geometric mean of relative OPS, in % of "
+                                          "the reference (e.g. 80; default: no minimum)"),
+    "EB_TORCHPERF_FAIL_LEVEL": ("error", "warning | error: lowest finding severity that fails"),
+    "EB_TORCHPERF_REPORT_DIR": ("", "site folder that also receives every report"),
+    "EB_TORCHPERF_PYTHON": ("", "interpreter to audit (default: the installation's python)"),
+    "EB_TORCHPERF_CACHE": ("~/.cache/eb_torchperf", "where `wheel` reference venvs are kept"),
+    # read by the easyconfig check (eb_torchperf.lint.options), listed here for one table
+    "EB_TORCHPERF_HETEROGENEOUS": ("", "1: the site builds once for several CPU types "
+                                       "(easyconfig check)"),
+    "EB_TORCHPERF_SITE_GPUS": ("", "compute capabilities of the site's GPUs, e.g. 8.0,9.0 "
+                                   "(easyconfig check)"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """What an unattended audit does and when it fails.
+
+    Attributes:
+        mode: "off", "warn" or "fail" (the audit after installation).
+        lint: "off", "warn" or "fail" (the easyconfig check before the build).
+        reference: reference spec (see POLICY_VARIABLES), "none" for no reference.
+        suite: "quick" or "full".
+        only: benchmark names to run; empty: the whole suite.
+        pairs: fresh worker pairs, None: the suite's default.
+        min_relative_ops: minimum geometric mean of relative OPS as a fraction
+            (0.8 = 80 % of the reference), None: no minimum.
+        fail_level: "warning" or "error".
+        report_dir: extra folder for reports, None: none.
+        python: interpreter to audit, None: the installation's own.
+    """
+
+    mode: str = "warn"
+    lint: str = "warn"
+    reference: str = "wheel"
+    suite: str = "quick"
+    only: Tuple[str, ...] = ()
+    pairs: Optional[int] = None
+    min_relative_ops: Optional[float] = None
+    fail_level: str = "error"
+    report_dir: Optional[str] = None
+    python: Optional[str] = None
+
+    def __post_init__(self):
+        for name, value, allowed in (("mode", self.mode, MODES), ("lint", self.lint, MODES),
+                                     ("suite", self.suite, SUITES),
+                                     ("fail_level", self.fail_level, FAIL_LEVELS)):
+            if value not in allowed:
+                raise ConfigError("%s must be one of %s, not %r" % (name, " | ".join(allowed), value))
+        if self.pairs is not None and self.pairs < 1:
+            raise ConfigError("pairs must be >= 1, not %d" % self.pairs)
+
+
+def _choice(environ: Mapping[str, str], name: str, allowed: Sequence[str], default: str) -> str:
+    value = environ.get(name, "").strip().lower() or default
+    if value not in allowed:
+        raise ConfigError("%s=%s: choose one of %s" % (name, value, " | ".join(allowed)))
+    return value
+
+
+def parse_percent(name: str, text: str) -> Optional[float]:
+    """A percentage such as "80" or "80%" as a fraction (0.8); empty gives None.
+
+    Raises:
+        ConfigError: not a number, or outside (0, MAX_MIN_RELATIVE_OPS_PCT].
+    """
+    text = text.strip().rstrip("%").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError("%s=%s: give a percentage, e.g. 80" % (name, text)) from None
+    if not 0 < value <= MAX_MIN_RELATIVE_OPS_PCT:
+        raise ConfigError("%s=%s: must be > 0 and <= %g (percent of the reference)"
+                          % (name, text, MAX_MIN_RELATIVE_OPS_PCT))
+    return value / 100.0
+
+
+def _pairs(environ: Mapping[str, str]) -> Optional[int]:
+    text = environ.get("EB_TORCHPERF_PAIRS", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError("EB_TORCHPERF_PAIRS=%s: give a whole number >= 1" % text)
+    return int(text)
+
+
+def policy_from_env(environ: Mapping[str, str] = os.environ) -> Policy:
+    """Read the EB_TORCHPERF_* variables (see POLICY_VARIABLES).
+
+    Raises:
+        ConfigError: a variable has a value it cannot take (the message names it).
+    """
+    mode = _choice(environ, "EB_TORCHPERF_MODE", MODES, "warn")
+    only = tuple(n.strip() for n in environ.get("EB_TORCHPERF_ONLY", "").split(",") if n.strip())
+    return Policy(
+        mode=mode, lint=_choice(environ, "EB_TORCHPERF_LINT", MODES, mode),
+        reference=environ.get("EB_TORCHPERF_REFERENCE", "").strip() or "wheel",
+        suite=_choice(environ, "EB_TORCHPERF_SUITE", SUITES, "quick"), only=only,
+        pairs=_pairs(environ),
+        min_relative_ops=parse_percent("EB_TORCHPERF_MIN_RELATIVE_OPS",
+                                       environ.get("EB_TORCHPERF_MIN_RELATIVE_OPS", "")),
+        fail_level=_choice(environ, "EB_TORCHPERF_FAIL_LEVEL", FAIL_LEVELS, "error"),
+        report_dir=environ.get("EB_TORCHPERF_REPORT_DIR", "").strip() or None,
+        python=environ.get("EB_TORCHPERF_PYTHON", "").strip() or None)
+
+
+def default_target_python(policy: Policy, first: Sequence[Optional[str]] = (),
+                          environ: Mapping[str, str] = os.environ) -> str:
+    """The interpreter to audit: EB_TORCHPERF_PYTHON, else the first of `first`,
+    $EBROOTPYTHON/bin/python, python3, python that exists (on PATH for bare names).
+
+    Raises:
+        ConfigError: none of them exists.
+    """
+    if policy.python:
+        return policy.python
+    candidates = list(first)
+    if environ.get("EBROOTPYTHON"):
+        candidates.append(os.path.join(environ["EBROOTPYTHON"], "bin", "python"))
+    for candidate in filter(None, candidates + ["python3", "python"]):
+        path = shutil.which(candidate, path=environ.get("PATH"))
+        if path:
+            return path
+    raise ConfigError("no python found to audit: set EB_TORCHPERF_PYTHON or --python")
+
+
+def variables_help() -> str:
+    """The POLICY_VARIABLES table as plain text, for `--help` epilogs."""
+    width = max(len(name) for name in POLICY_VARIABLES)
+    lines = ["environment (EasyBuild hook and sanity-check; options override them):"]
+    for name, (default, meaning) in POLICY_VARIABLES.items():
+        lines.append("  %-*s  %s%s" % (width, name, meaning,
+                                       " [default: %s]" % default if default else ""))
+    return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The judgement of one audit under a Policy.
+
+    Attributes:
+        status: "ok" (nothing at warning or above), "warning" (findings at warning or
+            above but below the fail level) or "fail".
+        geomean_relative_ops: geometric mean of relative OPS (1.0 = reference), None
+            without a reference.
+        blocking: findings at or above the fail level, most severe first.
+        below_minimum: the geometric mean is below the policy's minimum.
+        problem: why the audit is incomplete ("" when it completed).
+        summary: one line for logs: status, the first reasons, the geometric mean.
+    """
+
+    status: str
+    geomean_relative_ops: Optional[float]
+    blocking: Tuple[Finding, ...]
+    below_minimum: bool
+    problem: str
+    summary: str
+
+    def to_json(self) -> dict:
+        """JSON-ready dict (findings as Finding.to_json)."""
+        data = dataclasses.asdict(self)
+        data["blocking"] = [f.to_json() for f in self.blocking]
+        return data
+
+
+def finding_line(finding: Finding) -> str:
+    """`[severity] rule-id: title` — how a finding appears in one-line summaries."""
+    return "[%s] %s: %s" % (finding.severity, finding.rule_id, finding.title)
+
+
+def _summary(status: str, geomean, policy: Policy, blocking, below, problem, warnings) -> str:
+    parts = []
+    if problem:
+        parts.append("audit incomplete: %s" % problem)
+    if blocking:
+        more = " (+%d more)" % (len(blocking) - 1) if len(blocking) > 1 else ""
+        parts.append(finding_line(blocking[0]) + more)
+    elif warnings:
+        parts.append("%d finding(s) below the fail level, first %s"
+                     % (len(warnings), finding_line(warnings[0])))
+    if geomean is not None:
+        minimum = (" (minimum %.0f %%)" % (policy.min_relative_ops * 100)
+                   if policy.min_relative_ops is not None else "")
+        parts.append("geomean relative OPS %.0f %% of reference%s%s"
+                     % (geomean * 100, minimum, ", BELOW MINIMUM" if below else ""))
+    else:
+        parts.append("no relative OPS (no reference measured)")
+    label = {"ok": "clean", "warning": "WARNING", "fail": "FAIL"}[status]
+    return "%s: %s" % (label, "; ".join(parts))
+
+
+def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy) -> Verdict:
+    """Judge an audit: its findings, relative OPS and completeness against `policy`.
+
+    Args:
+        result: the audit, with findings already attached (may be none).
+        comparisons: `compare.compare(result)`.
+        policy: fail level and minimum relative OPS.
+    """
+    findings = sort_findings(result.findings)
+    level = severity_rank(policy.fail_level)
+    blocking = tuple(f for f in findings if severity_rank(f.severity) >= level)
+    warnings = tuple(f for f in findings
+                     if severity_rank("warning") <= severity_rank(f.severity) < level)
+    geomean = geomean_relative_ops(comparisons)
+    below = (policy.min_relative_ops is not None and geomean is not None
+             and geomean < policy.min_relative_ops)
+    problem = "" if result.complete else (result.errors[-1]["message"] if result.errors
+                                          else "the audit stopped early")
+    status = "fail" if (blocking or below or problem) else ("warning" if warnings else "ok")
+    return Verdict(status, geomean, blocking, below, problem,
+                   _summary(status, geomean, policy, blocking, below, problem, warnings))
+
+
+def own_site_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    """Environment overrides that drop eb_torchperf's own folder from PYTHONPATH.
+
+    When eb_torchperf comes from a module (`module load eb_torchperf`), its folder and
+    dependencies (numpy, pandas) are on PYTHONPATH; the audited interpreters must not
+    import them.  A folder that also holds `torch` is kept.
+
+    Returns:
+        {"PYTHONPATH": rest or None} when something is dropped, else {}.
+    """
+    # this file is eb_torchperf/diagnosis/sitepolicy.py: three levels up is the folder
+    # that holds the eb_torchperf package
+    own = os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    entries = [e for e in environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    kept = [e for e in entries if os.path.realpath(e) != own
+            or os.path.isdir(os.path.join(e, "torch"))]
+    if len(kept) == len(entries):
+        return {}
+    return {"PYTHONPATH": os.pathsep.join(kept) or None}
+
+
+def without_root(environ: Mapping[str, str], root: str) -> Dict[str, str]:
+    """A copy of `environ` with every path entry under `root` dropped.
+
+    Variables left empty (e.g. EBROOTPYTORCH=root) are removed: the reference must
+    not import the installation under audit.
+    """
+    prefix = os.path.realpath(root)
+    def inside(entry):
+        real = os.path.realpath(entry) if entry else ""
+        return real == prefix or real.startswith(prefix + os.sep)
+    result = {}
+    for key, value in environ.items():
+        if root not in value:
+            result[key] = value
+            continue
+        kept = [e for e in value.split(os.pathsep) if not inside(e)]
+        if any(kept):
+            result[key] = os.pathsep.join(kept)
+    return result
+
+
+def env_diff(before: Mapping[str, str], after: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    """Overrides that turn `after` back into `before` (None: remove the variable).
+
+    Used to run the reference without the installation's module environment.
+    """
+    keys = set(before) | set(after)
+    return {k: before.get(k) for k in sorted(keys) if before.get(k) != after.get(k)}
+

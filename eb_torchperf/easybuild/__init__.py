@@ -1,0 +1,1 @@
+"""easybuild stage of eb_torchperf."""

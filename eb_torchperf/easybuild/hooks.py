@@ -1,0 +1,200 @@
+"""EasyBuild 5 hooks: lint PyTorch easyconfigs at parse time, audit installations.
+
+`hooks/torchperf.py` (for `eb --hooks`) re-exports `parse_hook` and
+`post_sanitycheck_hook`; a site with its own hooks file calls them in one line each:
+
+    from eb_torchperf.easybuild import hooks as torchperf
+
+    def post_sanitycheck_hook(self, *args, **kwargs):
+        torchperf.post_sanitycheck_hook(self, *args, **kwargs)
+        ...  # the site's own work
+
+(import the module under a name that does not end in `_hook`: EasyBuild takes every
+callable whose name ends in `_hook` as a hook).  `eb_torchperf.easybuild.entrypoints`
+registers the same two functions as `easybuild.hooks` entry points (`eb --use-entrypoints`).
+
+Both return at once for software other than PyTorch.  Settings come from
+`EB_TORCHPERF_*` variables (`eb_torchperf.diagnosis.sitepolicy`).  In fail mode a finding at the
+fail level (or relative OPS below the minimum) raises EasyBuildError: the installation
+FAILS before its module file is written.  Other errors become a warning (warn mode) or
+an EasyBuildError (fail mode); they never crash EasyBuild.  Helpers start with `_` and
+never end in `_hook`.
+"""
+
+import os
+
+from easybuild.tools.build_log import EasyBuildError, print_msg, print_warning
+from easybuild.tools.environment import ORIG_OS_ENVIRON
+
+from eb_torchperf.errors import ConfigError, TorchPerfError
+from eb_torchperf.records.findings import severity_rank, sort_findings
+from eb_torchperf.workflows.sitecheck import run_check
+from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
+                         without_root)
+
+#: `self.name` / `ec.name` of the software this hook looks at.
+SOFTWARE = "PyTorch"
+#: Reports folder inside the installation, kept with it.
+INSTALL_REPORT_SUBDIR = os.path.join("easybuild", "torchperf")
+#: Attribute set on the EasyBlock once audited, so that a hooks file and the entry
+#: point registered for the same run do not audit twice.
+_DONE_ATTR = "_eb_torchperf_audited"
+#: (name, version, versionsuffix, toolchain) already linted in this `eb` process:
+#: EasyBuild parses each easyconfig several times (copies), the findings are shown once.
+_LINTED = set()
+
+
+def parse_hook(ec, *args, **kwargs):
+    """Lint a PyTorch easyconfig before anything is built (EasyBuild `parse` hook).
+
+    Prints each finding; with EB_TORCHPERF_LINT=fail a finding at the fail level
+    stops `eb` here.
+
+    Raises:
+        EasyBuildError: fail mode and a finding at the fail level, or a bad setting.
+    """
+    if getattr(ec, "name", None) != SOFTWARE:
+        return
+    policy = _policy()
+    if policy.lint == "off":
+        return
+    key = _ec_key(ec)
+    if key in _LINTED:
+        return
+    _LINTED.add(key)
+    log = getattr(ec, "log", None)
+    _guarded("easyconfig check", policy.lint, log, lambda: _lint(ec, policy, log))
+
+
+def post_sanitycheck_hook(self, *args, **kwargs):
+    """Audit the installed PyTorch against the reference (EasyBuild post-sanitycheck hook).
+
+    Runs with the installation's environment (fake module) loaded, writes the reports
+    into `<installdir>/easybuild/torchperf/` (and EB_TORCHPERF_REPORT_DIR), and prints
+    the verdict and the report path.  Works with `eb --sanity-check-only`.
+
+    Raises:
+        EasyBuildError: fail mode and a failing verdict (one-line summary and report
+            path), or a bad setting, or (fail mode) the audit could not run.
+    """
+    if getattr(self, "name", None) != SOFTWARE or getattr(self, _DONE_ATTR, False):
+        return
+    policy = _policy()
+    if policy.mode == "off":
+        return
+    if getattr(self, "dry_run", False):
+        print_msg("eb_torchperf: would audit %s (dry run)", self.installdir, log=self.log)
+        return
+    setattr(self, _DONE_ATTR, True)
+    _guarded("audit", policy.mode, self.log, lambda: _audit(self, policy))
+
+
+def _ec_key(ec):
+    try:
+        extra = (str(ec["versionsuffix"]), str(ec["toolchain"]))
+    except (KeyError, TypeError, EasyBuildError):
+        extra = (getattr(ec, "path", None) or "",)
+    return (ec.name, getattr(ec, "version", "")) + extra
+
+
+def _policy():
+    try:
+        return policy_from_env()
+    except ConfigError as exc:
+        raise EasyBuildError("eb_torchperf: %s", exc) from None
+
+
+def _guarded(what, mode, log, action):
+    """Run `action`; turn any error but EasyBuildError into a warning or EasyBuildError."""
+    try:
+        return action()
+    except EasyBuildError:
+        raise
+    except Exception as exc:  # the shell: a tool error must never crash EasyBuild
+        kind = "" if isinstance(exc, TorchPerfError) else type(exc).__name__ + ": "
+        if mode == "fail":
+            raise EasyBuildError("eb_torchperf: %s failed: %s%s", what, kind, exc) from exc
+        print_warning("eb_torchperf: %s failed: %s%s (the installation goes on: "
+                      "EB_TORCHPERF_MODE=warn)" % (what, kind, exc), log=log)
+        return None
+
+
+def lint_easyconfig(ec):
+    """Findings of the easyconfig linter (`eb_torchperf.lint`) for the EasyConfig `ec`,
+    most severe first."""
+    from eb_torchperf.lint import lint_easyconfig_object
+    return sort_findings(lint_easyconfig_object(ec))
+
+
+def _lint(ec, policy, log):
+    findings = lint_easyconfig(ec)
+    name = os.path.basename(getattr(ec, "path", "") or "") or SOFTWARE
+    for finding in findings:
+        print_msg("eb_torchperf: %s: %s", name, finding_line(finding), log=log)
+    level = severity_rank(policy.fail_level)
+    blocking = [f for f in findings if severity_rank(f.severity) >= level]
+    if not findings:
+        print_msg("eb_torchperf: %s: easyconfig check clean", name, log=log)
+    elif blocking and policy.lint == "fail":
+        raise EasyBuildError("eb_torchperf: easyconfig %s: %s (%d finding(s) at or above %s; "
+                             "EB_TORCHPERF_LINT=warn to build anyway)", name,
+                             finding_line(blocking[0]), len(blocking), policy.fail_level)
+
+
+def _target_python(self, policy):
+    """EB_TORCHPERF_PYTHON, else the PythonPackage easyblock's `python_cmd` (set by its
+    sanity check), else $EBROOTPYTHON/bin/python or python3 of the loaded environment."""
+    return default_target_python(policy, [getattr(self, "python_cmd", None)])
+
+
+def _out_dirs(self, policy):
+    dirs = [os.path.join(self.installdir, INSTALL_REPORT_SUBDIR)]
+    if policy.report_dir:
+        module = (getattr(self, "full_mod_name", None) or os.path.basename(self.installdir))
+        dirs.append(os.path.join(os.path.expanduser(policy.report_dir),
+                                 module.replace(os.sep, "-")))
+    return dirs
+
+
+def _reference_env(self):
+    """Overrides giving the reference the environment `eb` started in (EasyBuild's
+    ORIG_OS_ENVIRON), without this installation: no module settings, no paths into it."""
+    return env_diff(without_root(ORIG_OS_ENVIRON, self.installdir), os.environ)
+
+
+def _audit(self, policy):
+    print_msg("eb_torchperf: auditing %s (reference: %s, suite: %s%s)...", self.installdir,
+              policy.reference, policy.suite,
+              ", only " + ",".join(policy.only) if policy.only else "", log=self.log)
+    fake_mod_data = self.load_fake_module(purge=True)
+    try:
+        target = _target_python(self, policy)
+        self.log.info("eb_torchperf: target interpreter %s", target)
+        outcome = run_check(target, policy, _out_dirs(self, policy),
+                            reference_env=_reference_env(self),
+                            log=lambda msg: print_msg("eb_torchperf: %s", msg, log=self.log),
+                            installdir=self.installdir)
+    finally:
+        self.clean_up_fake_module(fake_mod_data)
+    _report(self, outcome, policy)
+
+
+def _report(self, outcome, policy):
+    """Print the verdict; raise in fail mode, warn in warn mode."""
+    for note in outcome.notes:
+        print_msg("eb_torchperf: note: %s", note, log=self.log)
+    for finding in sort_findings(outcome.result.findings):
+        print_msg("eb_torchperf: %s", finding_line(finding), log=self.log)
+    verdict = outcome.verdict
+    print_msg("eb_torchperf: %s", verdict.summary, log=self.log)
+    print_msg("eb_torchperf: report: %s (audit took %.0f s)", outcome.main_report,
+              outcome.wall_s, log=self.log)
+    if verdict.status == "fail" and policy.mode == "fail":
+        raise EasyBuildError("eb_torchperf: %s %s: %s; report: %s", self.name, self.version,
+                             verdict.summary, outcome.main_report)
+    if verdict.status != "ok":
+        print_warning("eb_torchperf: %s %s: %s; report: %s" % (
+            self.name, self.version, verdict.summary, outcome.main_report), log=self.log)
+
+
+__all__ = ["parse_hook", "post_sanitycheck_hook"]

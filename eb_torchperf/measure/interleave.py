@@ -1,0 +1,258 @@
+"""Run an audit: target and reference workers measured side by side, A B B A ...
+
+Design facts (measured on the 2-core dev machine, see issue "Audit core"):
+- sequential runs (all target, then all reference) differed 4-19 % A/A; interleaved
+  blocks of ~15-50 ms differ 2-8 %: so blocks alternate, and the order flips every
+  round (A B, B A) so neither side always follows the other;
+- a process that was idle runs slowly for 5-20 ms: each block has an untimed warm-up;
+- the idle worker's OpenMP threads spin ~5 ms after its block: the runner sleeps
+  `settle_s` between blocks rather than changing the target's wait policy;
+- two processes of the same wheel differ by a steady 1-8 % that more rounds do not
+  remove: the suite is repeated over `pairs` fresh worker pairs and pooled.
+"""
+
+import dataclasses
+import datetime
+import socket
+import time
+from typing import Callable, List, Optional
+
+from eb_torchperf.errors import ProbeError
+from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
+from eb_torchperf.probe import registry
+from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+
+
+@dataclasses.dataclass(frozen=True)
+class RunnerOptions:
+    """How long and how often to measure.
+
+    Attributes:
+        pairs: fresh worker pairs (processes) the suite is repeated over.
+        block_s: timed seconds per block (one side, one round).
+        warmup_s: untimed seconds before each block.
+        settle_s: pause after each block, for the other side's spinning threads to sleep.
+        min_rounds, max_rounds: rounds per benchmark and pair.
+        bench_budget_s: rounds stop once a benchmark has used this long in one pair
+            (both sides, after min_rounds): a slow build cannot make the suite slow.
+        min_sample_s: calibration target for one sample.
+        request_timeout_s: a worker silent this long is taken as hung and killed.
+        start_timeout_s: deadline for `import torch` in a worker.
+    """
+
+    pairs: int = 2
+    block_s: float = 0.04
+    warmup_s: float = 0.02
+    settle_s: float = 0.01
+    min_rounds: int = 3
+    max_rounds: int = 12
+    bench_budget_s: float = 1.2
+    min_sample_s: float = 0.002
+    request_timeout_s: float = 300.0
+    start_timeout_s: float = DEFAULT_START_TIMEOUT_S
+
+    def __post_init__(self):
+        if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
+            raise ValueError("pairs and min_rounds must be >= 1, max_rounds >= min_rounds")
+        if min(self.block_s, self.bench_budget_s, self.request_timeout_s) <= 0:
+            raise ValueError("block_s, bench_budget_s and request_timeout_s must be > 0")
+
+
+#: Defaults per suite; `full` trades time for tighter intervals (issue fact: three
+#: fresh pairs at 80 s stayed within 3.3 % A/A in 6 of 6 runs).
+SUITE_OPTIONS = {
+    "quick": RunnerOptions(pairs=3, min_rounds=2, bench_budget_s=0.6),
+    "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=4, max_rounds=20, bench_budget_s=3.0),
+}
+
+
+@dataclasses.dataclass
+class _Side:
+    label: str
+    python: str
+    env: Optional[dict]
+    worker: Optional[Worker] = None
+    probe: Optional[ProbeResult] = None
+    dead: bool = False
+
+
+class _Failed(Exception):
+    """A benchmark request answered ok: false (the benchmark failed, the worker lives)."""
+
+    def __init__(self, side: "_Side", message: str):
+        super().__init__(message)
+        self.side = side
+
+
+def _request(side: _Side, op: str, options: RunnerOptions, **fields) -> dict:
+    reply = side.worker.request(op, options.request_timeout_s, **fields)
+    if not reply.get("ok"):
+        raise _Failed(side, "%s: %s" % (reply.get("exc_type"), reply.get("message")))
+    return reply
+
+
+class AuditRun:
+    """State of one audit in progress; `run()` returns the AuditResult.
+
+    Args:
+        target: interpreter path of the torch under audit.
+        reference: interpreter path of the reference torch, or None (absolute rates).
+        suite: "quick" or "full".
+        options: RunnerOptions (default: SUITE_OPTIONS[suite]).
+        only: restrict to these benchmark names.
+        devices: benchmark devices to include ("cpu", "cuda").
+        progress: callable(event: str, **info) for progress display.
+        target_env, reference_env: environment overrides per side (remedy trials).
+        worker_factory: callable(python, bundle_dir, label, env, start_timeout_s) -> a
+            Worker-like object (tests inject fakes).
+    """
+
+    def __init__(self, target: str, reference: Optional[str] = None, suite: str = "quick",
+                 options: Optional[RunnerOptions] = None, only=None, devices=("cpu",),
+                 progress: Optional[Callable] = None, target_env=None, reference_env=None,
+                 worker_factory: Callable = Worker):
+        self.plan = registry.plan(suite, devices, only)
+        self.suite = suite
+        self.options = options or SUITE_OPTIONS[suite]
+        self.sides = [_Side("target", target, target_env)]
+        if reference:
+            self.sides.append(_Side("reference", reference, reference_env))
+        self.progress = progress or (lambda event, **info: None)
+        self.worker_factory = worker_factory
+        self.results: List[BenchResult] = []
+        self.skipped: List[dict] = []
+        self.errors: List[dict] = []
+
+    def run(self) -> AuditResult:
+        """Measure every planned benchmark over all pairs; never raises ProbeError.
+
+        A worker that dies or hangs, or an interrupt (Ctrl-C; the CLI turns SIGTERM into
+        one), ends the audit early (complete=False) with the error recorded; what was
+        measured before is kept in the result.
+        """
+        started = time.monotonic()
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        complete = True
+        with ProbeBundle() as bundle:
+            for pair in range(self.options.pairs):
+                try:
+                    self._run_pair(bundle.path, pair)
+                except ProbeError as exc:
+                    self._record_error(exc, pair)
+                    complete = False
+                    break
+                except KeyboardInterrupt:
+                    self.errors.append({"side": None, "python": None, "pair": pair,
+                                        "message": "audit interrupted"})
+                    complete = False
+                    break
+                finally:
+                    for side in self.sides:
+                        if side.worker is not None:
+                            side.worker.close()
+                            side.worker = None
+        by_label = {s.label: s.probe for s in self.sides}
+        return AuditResult(
+            suite=self.suite, options=dataclasses.asdict(self.options),
+            target=by_label.get("target"), reference=by_label.get("reference"),
+            results=tuple(self.results), skipped=tuple(self.skipped), errors=tuple(self.errors),
+            complete=complete, wall_s=time.monotonic() - started, created_utc=created,
+            host=socket.gethostname())
+
+    def _record_error(self, exc: ProbeError, pair: int) -> None:
+        side = next((s for s in self.sides if exc.command[:1] == (s.python,)), None)
+        self.errors.append({"side": side.label if side else None,
+                            "python": side.python if side else None, "pair": pair,
+                            "message": str(exc), "stderr_tail": exc.stderr_tail,
+                            "exit_code": exc.exit_code})
+        self.progress("error", message=str(exc))
+
+    def _start_workers(self, bundle_dir: str, pair: int) -> None:
+        # Odd pairs start the reference first: whichever process starts first may settle
+        # on another core or memory layout, and alternating cancels that over pairs.
+        for side in (self.sides if pair % 2 == 0 else list(reversed(self.sides))):
+            self.progress("start", side=side.label, python=side.python, pair=pair)
+            side.worker = self.worker_factory(side.python, bundle_dir, side.label, side.env,
+                                              self.options.start_timeout_s)
+            side.worker.start()
+            if side.probe is None:
+                facts = side.worker.request("facts", self.options.request_timeout_s)["facts"]
+                side.probe = ProbeResult.from_facts(side.label, side.python, facts)
+
+    def _run_pair(self, bundle_dir: str, pair: int) -> None:
+        self._start_workers(bundle_dir, pair)
+        for index, (name, params) in enumerate(self.plan):
+            self.progress("bench", name=name, params=params, pair=pair, index=index,
+                          total=len(self.plan), pairs=self.options.pairs)
+            runnable = self._available_sides(name, params, pair)
+            if runnable:
+                self._measure(name, params, pair, runnable)
+
+    def _available_sides(self, name: str, params: dict, pair: int) -> List[_Side]:
+        sides = []
+        for side in self.sides:
+            reason = _request(side, "availability", self.options, bench=name)["reason"]
+            if reason is None:
+                sides.append(side)
+            elif pair == 0:
+                self.skipped.append({"bench": name, "params": params, "side": side.label,
+                                     "reason": reason})
+        return sides
+
+    def _measure(self, name: str, params: dict, pair: int, sides: List[_Side]) -> None:
+        opts = self.options
+        numbers, blocks = {}, {s.label: [] for s in sides}
+        extra = {s.label: {} for s in sides}
+        # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
+        # side that prepares last is the warmer one, and with an odd number of rounds the
+        # first side runs once more; mirroring cancels both over pairs.
+        ordered = sides if pair % 2 == 0 else list(reversed(sides))
+        try:
+            for side in ordered:
+                prep = _request(side, "prepare", opts, bench=name, params=params,
+                                min_sample_s=opts.min_sample_s)
+                numbers[side.label] = prep["number"]
+            self._rounds(name, params, ordered, numbers, blocks, extra)
+        except _Failed as exc:
+            self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
+                                "bench": name, "params": params, "message": str(exc)})
+            self.progress("bench_failed", name=name, side=exc.side.label, message=str(exc))
+            return
+        finally:
+            for other in sides:
+                if other.worker.alive():
+                    other.worker.request("release", opts.request_timeout_s)
+        amount, unit = registry.REGISTRY[name].work(params)
+        for side in sides:
+            self.results.append(BenchResult(
+                bench=name, params=params, side=side.label, pair=pair,
+                number_per_run=numbers[side.label],
+                blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
+                extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()}))
+
+    def _rounds(self, name, params, sides, numbers, blocks, extra) -> None:
+        opts = self.options
+        start = time.monotonic()
+        rounds = 0
+        while rounds < opts.max_rounds and (
+                rounds < opts.min_rounds or time.monotonic() - start < opts.bench_budget_s):
+            order = sides if rounds % 2 == 0 else list(reversed(sides))
+            for side in order:
+                reply = _request(side, "run", opts, bench=name, params=params,
+                                 number=numbers[side.label], warmup_s=opts.warmup_s,
+                                 block_s=opts.block_s)
+                blocks[side.label].append(reply["times_s"])
+                for metric, values in reply.get("extra_s", {}).items():
+                    extra[side.label].setdefault(metric, []).append(values)
+                time.sleep(opts.settle_s)
+            rounds += 1
+
+
+def run_audit(target: str, reference: Optional[str] = None, suite: str = "quick",
+              **kwargs) -> AuditResult:
+    """Audit `target` against `reference` (or alone); see AuditRun for the arguments.
+
+    Raises:
+        ValueError: unknown suite or benchmark name (before any process starts).
+    """
+    return AuditRun(target, reference, suite, **kwargs).run()

@@ -1,0 +1,151 @@
+"""Resolve `--reference`: an interpreter, or an upstream wheel in a cached venv.
+
+`wheel` means the upstream wheel of the target's torch version (local version label
+and pre-release parts dropped: Debian's "1.13.0a0" -> "1.13.0"); `wheel==X.Y.Z` names
+a version; a path ending in `.whl` installs that file.  Venvs are created once under
+the cache folder and reused; nothing is installed into the target.
+"""
+
+import hashlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from typing import Callable, Optional, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from eb_torchperf.errors import ConfigError
+
+#: Written into a venv once pip succeeded; a venv without it is rebuilt.
+READY_MARKER = ".eb_torchperf-ready"
+PIP_TIMEOUT_S = 3600
+
+
+def default_cache_dir() -> pathlib.Path:
+    """$EB_TORCHPERF_CACHE, else $XDG_CACHE_HOME/eb_torchperf, else ~/.cache/eb_torchperf."""
+    if os.environ.get("EB_TORCHPERF_CACHE"):
+        return pathlib.Path(os.environ["EB_TORCHPERF_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "eb_torchperf"
+
+
+def wheel_requirement(spec: str, target_version: Optional[str]) -> str:
+    """The pip requirement for a `wheel` / `wheel==X` / `*.whl` spec.
+
+    Raises:
+        ConfigError: bad version, or `wheel` without a known target version.
+    """
+    if spec.endswith(".whl"):
+        path = pathlib.Path(spec).expanduser().resolve()
+        if not path.is_file():
+            raise ConfigError("reference wheel file %s does not exist" % spec)
+        return str(path)
+    version = spec.partition("==")[2] if "==" in spec else target_version
+    if not version:
+        raise ConfigError("--reference wheel needs the target's torch version; give "
+                          "--reference wheel==X.Y.Z")
+    try:
+        return "torch==%s" % Version(version).base_version
+    except InvalidVersion:
+        raise ConfigError("--reference %s: %r is not a valid version" % (spec, version)) from None
+
+
+def venv_dir_for(requirement: str, pip_options: Sequence[str], cache_dir: pathlib.Path,
+                 python: str = sys.executable) -> pathlib.Path:
+    """Cache folder of the venv for this requirement, pip options and base Python."""
+    tag = "%s|%s|%s" % (requirement, " ".join(pip_options), os.path.realpath(python))
+    digest = hashlib.sha256(tag.encode()).hexdigest()[:10]
+    name = pathlib.Path(requirement).name if requirement.endswith(".whl") else requirement
+    return cache_dir / "reference" / ("%s-%s" % (name.replace("==", "-"), digest))
+
+
+def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
+                      cache_dir: Optional[pathlib.Path] = None,
+                      python: str = sys.executable,
+                      log: Callable[[str], None] = lambda msg: None) -> str:
+    """Create (once) a venv with `requirement` installed and return its python.
+
+    Raises:
+        ConfigError: venv creation or pip failed (message has pip's last line).
+    """
+    venv = venv_dir_for(requirement, pip_options, cache_dir or default_cache_dir(), python)
+    venv_python = venv / "bin" / "python"
+    if (venv / READY_MARKER).exists() and venv_python.exists():
+        return str(venv_python)
+    shutil.rmtree(venv, ignore_errors=True)
+    log("creating reference venv %s with %s (once; cached)" % (venv, requirement))
+    try:
+        _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv)
+        _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+              requirement, *pip_options], "pip install %s" % requirement)
+    except ConfigError:
+        shutil.rmtree(venv, ignore_errors=True)  # no half-made venv left in the cache
+        raise
+    (venv / READY_MARKER).write_text(requirement + "\n")
+    return str(venv_python)
+
+
+#: pip output lines that carry the cause of a failed install (pip prints the cause
+#: of a resolution failure above its final "ERROR: ResolutionImpossible" line).
+_PIP_CAUSE = ("ERROR", "requested", "conflict", "No matching distribution")
+
+
+def _run(argv: Sequence[str], what: str) -> None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError("%s failed: %s" % (what, exc)) from None
+    if proc.returncode != 0:
+        lines = [l.strip() for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
+        causes = [l for l in lines if any(word in l for word in _PIP_CAUSE)] or lines[-1:]
+        raise ConfigError("%s failed (exit %d): %s" % (what, proc.returncode,
+                                                       " | ".join(causes[:4]) or "no output"))
+
+
+def target_torch_version(python: str, timeout_s: float = 180) -> str:
+    """`torch.__version__` of an interpreter, without the probe.
+
+    Raises:
+        ConfigError: the interpreter does not run or its torch does not import.
+    """
+    code = "import torch, sys; sys.stdout.write(torch.__version__)"
+    try:
+        proc = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True,
+                              timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError("target %s: cannot run: %s" % (python, exc)) from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        raise ConfigError("target %s: torch does not import: %s" % (python, last))
+    return proc.stdout.strip()
+
+
+def resolve_reference(spec: Optional[str], target_python: str, pip_options: Sequence[str] = (),
+                      cache_dir: Optional[pathlib.Path] = None,
+                      log: Callable[[str], None] = lambda msg: None) -> Optional[str]:
+    """Turn a `--reference` value into an interpreter path (None: no reference).
+
+    Raises:
+        ConfigError: unknown path, bad wheel spec, venv/pip failure.
+    """
+    if not spec or spec == "none":
+        return None
+    if spec == "wheel" or spec.startswith("wheel==") or spec.endswith(".whl"):
+        version = target_torch_version(target_python) if spec == "wheel" else None
+        return ensure_wheel_venv(wheel_requirement(spec, version), pip_options, cache_dir, log=log)
+    return resolve_interpreter(spec, "reference")
+
+
+def resolve_interpreter(spec: str, label: str) -> str:
+    """Path of an interpreter given as a path or a command on PATH.
+
+    Raises:
+        ConfigError: not found or not executable.
+    """
+    path = shutil.which(spec) if os.sep not in spec else spec
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise ConfigError("%s interpreter %r not found or not executable (give a path to a "
+                          "python, e.g. /usr/bin/python3, or 'wheel' for a reference)" % (label, spec))
+    return path

@@ -1,0 +1,269 @@
+"""Host side of the probe: bundle it, start workers in target interpreters, talk to them.
+
+A worker is `PYTHON -s -m ebtp_probe --worker --reply-fd N` started in a new process
+group with an allow-listed environment whose PYTHONPATH starts with a temporary
+folder holding only the probe package and threadpoolctl (copied from the host's
+installation: nothing is installed into the target).  `-s` drops the user site but not
+PYTHONPATH / EBPYTHONPREFIXES, which EasyBuild modules use to put torch on the path.
+Every read has a deadline; a worker that hangs is killed with its process group.
+"""
+
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Dict, Mapping, Optional, Sequence
+
+from eb_torchperf.errors import ProbeError
+
+PROBE_PACKAGE = "ebtp_probe"
+#: Environment variables passed to workers: the run-time environment of the user's
+#: torch (module settings included), nothing of the host's tool chain.
+ENV_ALLOW = re.compile(
+    r"^(PATH|HOME|USER|LOGNAME|LANG|LC_\w+|TZ|TMPDIR|LD_LIBRARY_PATH|LD_PRELOAD|"
+    r"PYTHONPATH|PYTHONHOME|EBPYTHONPREFIXES|VIRTUAL_ENV|CONDA_PREFIX|EBROOT\w+|EBVERSION\w+|"
+    r"OMP_\w+|GOMP_\w+|KMP_\w+|MKL_\w+|OPENBLAS_\w+|GOTO\w+|BLIS_\w+|FLEXIBLAS\w*|ATEN_\w+|"
+    r"DNNL_\w+|ONEDNN_\w+|TORCH_\w+|PYTORCH_\w+|CUDA_\w+|CUBLAS\w*|CUDNN\w*|NCCL_\w+|"
+    r"NVIDIA_\w+|SLURM_\w+)$")
+#: Seconds to wait for `import torch` and the hello line (a cold NFS import is slow).
+DEFAULT_START_TIMEOUT_S = 180.0
+STDERR_TAIL_LINES = 12
+
+
+def worker_env(base: Mapping[str, str], bundle_dir: str,
+               overrides: Optional[Mapping[str, Optional[str]]] = None) -> Dict[str, str]:
+    """Environment of a worker: allow-listed `base`, bundle first on PYTHONPATH.
+
+    Args:
+        base: usually os.environ.
+        bundle_dir: folder holding the `ebtp_probe` package.
+        overrides: variables to set (value) or remove (None), e.g. a remedy trial.
+    """
+    env = {k: v for k, v in base.items() if ENV_ALLOW.match(k)}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (bundle_dir, env.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+#: An exception line ("ModuleNotFoundError: ...", "torch.OutOfMemoryError: ..."), a
+#: fatal interpreter error, or a tool's "x: error: ..." line.
+_TELLING = re.compile(r"^([\w.]+(Error|Exception|Interrupt)\b|Fatal Python error|\S+: error:)")
+
+
+def telling_line(text: str) -> str:
+    """The stderr line that says most about a crash: the last one naming an error or a
+    fatal condition, else the last non-empty one.  A Python that cannot start ends its
+    output with "  <no Python frame>"; the cause ("ModuleNotFoundError: No module named
+    'encodings'") comes a few lines before."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "no output on stderr"
+    for line in reversed(lines):
+        if _TELLING.match(line):
+            return line
+    return lines[-1]
+
+
+class ProbeBundle:
+    """A temporary folder with the probe package and threadpoolctl; a context manager."""
+
+    def __init__(self):
+        self.path = None
+
+    def __enter__(self) -> "ProbeBundle":
+        self.path = tempfile.mkdtemp(prefix="eb_torchperf-probe-")
+        source = pathlib.Path(__file__).parent.parent / "probe"
+        shutil.copytree(source, os.path.join(self.path, PROBE_PACKAGE),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # find_spec, not import: importing threadpoolctl sets KMP_DUPLICATE_LIB_OK in
+        # os.environ, which would then leak into every worker's environment.
+        spec = importlib.util.find_spec("threadpoolctl")
+        if spec is not None and spec.origin:
+            shutil.copy(spec.origin, self.path)
+        # else the probe reports threadpools as unavailable
+        return self
+
+    def __exit__(self, *exc_info):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+class Worker:
+    """One long-lived probe worker process in a target interpreter.
+
+    Args:
+        python: path of the target interpreter.
+        bundle_dir: ProbeBundle.path.
+        label: "target" or "reference" (for messages).
+        env_overrides: variables to set/remove for this worker only.
+        start_timeout_s: deadline for `import torch` and the hello.
+    """
+
+    def __init__(self, python: str, bundle_dir: str, label: str = "target",
+                 env_overrides: Optional[Mapping[str, Optional[str]]] = None,
+                 start_timeout_s: float = DEFAULT_START_TIMEOUT_S):
+        self.python, self.label = python, label
+        self.bundle_dir, self.env_overrides = bundle_dir, env_overrides
+        self.start_timeout_s = start_timeout_s
+        self.proc = None
+        self.argv: Sequence[str] = ()
+        self.hello = None
+        self._buffer = b""
+        self._stderr = None
+        self._reply_fd = None
+
+    def argv_for(self, reply_fd: int) -> Sequence[str]:
+        """Command line of the worker writing its replies to `reply_fd`."""
+        return [self.python, "-s", "-m", PROBE_PACKAGE, "--worker", "--reply-fd", str(reply_fd)]
+
+    def start(self) -> dict:
+        """Start the process and wait for its hello.
+
+        Returns:
+            the hello dict (torch_version, pid, executable).
+
+        Raises:
+            ProbeError: the interpreter cannot start, torch fails to import, or no hello
+                within start_timeout_s.
+        """
+        read_fd, write_fd = os.pipe()
+        self._stderr = tempfile.TemporaryFile()
+        env = worker_env(os.environ, self.bundle_dir, self.env_overrides)
+        self.argv = self.argv_for(write_fd)
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=self._stderr, stderr=self._stderr,
+                pass_fds=(write_fd,), start_new_session=True, env=env)
+        except OSError as exc:
+            os.close(read_fd)
+            raise ProbeError("%s %s: cannot start: %s" % (self.label, self.python,
+                                                          exc.strerror or exc),
+                             self.argv) from None
+        finally:
+            os.close(write_fd)
+        self._reply_fd = read_fd
+        reply = self._read_reply(self.start_timeout_s, "starting (import torch)")
+        if not reply.get("ok"):
+            self.kill()
+            raise ProbeError("%s %s: %s failed: %s: %s" % (
+                self.label, self.python, reply.get("stage", "start"), reply.get("exc_type"),
+                reply.get("message")), self.argv, self.proc.returncode, self.stderr_tail())
+        self.hello = reply["hello"]
+        return self.hello
+
+    def request(self, op: str, timeout_s: float, **fields) -> dict:
+        """Send one request and return its reply (which may say ok: false).
+
+        Raises:
+            ProbeError: the worker died, or gave no reply within timeout_s (it is killed).
+        """
+        line = json.dumps(dict(fields, op=op)) + "\n"
+        try:
+            self.proc.stdin.write(line.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the read below reports the death with its exit status
+        return self._read_reply(timeout_s, op + (" " + fields["bench"] if "bench" in fields else ""))
+
+    def _read_reply(self, timeout_s: float, what: str) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            ready = select.select([self._reply_fd], [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                self.kill()
+                raise ProbeError("%s %s: no answer after %.0f s while %s; the worker was killed "
+                                 "(raise --timeout if the build is just very slow)"
+                                 % (self.label, self.python, timeout_s, what),
+                                 self.argv, None, self.stderr_tail())
+            chunk = os.read(self._reply_fd, 65536)
+            if not chunk:
+                raise self._died(what)
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _died(self, what: str) -> ProbeError:
+        code = self.proc.wait(timeout=30)
+        how = ("killed by signal %s" % signal.Signals(-code).name if code < 0
+               else "exited with status %d" % code)
+        tail = self.stderr_tail()
+        return ProbeError("%s %s: worker %s while %s (%s)" % (self.label, self.python, how,
+                                                              what, telling_line(tail)),
+                          self.argv, code, tail)
+
+    def alive(self) -> bool:
+        """True while the worker process runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def stderr_tail(self) -> str:
+        """Last STDERR_TAIL_LINES lines the worker printed (stdout and stderr)."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").splitlines()
+        return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (idempotent)."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=30)
+
+    def close(self) -> None:
+        """Ask the worker to quit, then make sure its process group is gone."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.request("quit", timeout_s=10)
+            except ProbeError:
+                pass  # killed below either way
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        if self._reply_fd is not None:
+            os.close(self._reply_fd)
+            self._reply_fd = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> "Worker":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def run_probe(python: str, timeout_s: float = DEFAULT_START_TIMEOUT_S,
+              env_overrides: Optional[Mapping[str, Optional[str]]] = None) -> dict:
+    """Collect the facts of `python`'s torch once (no benchmarks).
+
+    Returns:
+        the probe's facts dict (see probe.facts.collect_all).
+
+    Raises:
+        ProbeError: as Worker.start / Worker.request; also when collecting fails.
+    """
+    with ProbeBundle() as bundle, Worker(python, bundle.path, "target", env_overrides,
+                                         timeout_s) as worker:
+        reply = worker.request("facts", timeout_s)
+    if not reply.get("ok"):
+        raise ProbeError("%s: facts failed: %s" % (python, reply.get("message")))
+    return reply["facts"]

@@ -1,0 +1,1 @@
+"""present stage of eb_torchperf."""

@@ -1,0 +1,138 @@
+"""Render the report view with Jinja2 (HTML, Markdown) and write the files.
+
+Both environments use StrictUndefined, so a template that names a missing field
+fails in tests instead of printing nothing.  HTML is autoescaped.  Markdown has its
+own escaping, applied to every `{{ }}` value through Jinja's `finalize`: pipes
+(which would split table cells), angle brackets (raw HTML on GitHub) and newlines;
+the `code`, `bold` and `link` filters return text that is already escaped.
+"""
+
+import json
+import pathlib
+from typing import Dict, Optional, Sequence
+
+import jinja2
+
+from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.errors import ConfigError
+from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.present.report.render import build_view
+
+FORMATS = ("html", "md", "json")
+SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
+
+
+class MdText(str):
+    """Markdown that is already escaped (output of the code/bold/link filters)."""
+
+
+def md_escape(value) -> str:
+    """Escape a value for Markdown text and table cells (GitHub-flavoured)."""
+    if isinstance(value, MdText):
+        return value
+    text = str(value).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def md_code(value) -> MdText:
+    """An inline code span (backticks inside become quotes; pipes escaped for tables)."""
+    return MdText("`%s`" % str(value).replace("`", "'").replace("|", "\\|"))
+
+
+def md_bold(value) -> MdText:
+    """Bold text, escaped."""
+    return MdText("**%s**" % md_escape(value))
+
+
+def md_link(value) -> MdText:
+    """An autolink for URLs, escaped text otherwise."""
+    text = str(value)
+    if text.startswith(("http://", "https://")):
+        return MdText("<%s>" % text)
+    return MdText(md_escape(text))
+
+
+def _environment(markdown: bool) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("eb_torchperf.present.report", "templates"),
+        undefined=jinja2.StrictUndefined, autoescape=not markdown, trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=md_escape if markdown else None)
+    env.filters.update(code=md_code, bold=md_bold, link=md_link)
+    return env
+
+
+def render_html(view: dict) -> str:
+    """The self-contained HTML page (inline CSS and SVG, no scripts, no network)."""
+    return _environment(markdown=False).get_template("report.html.j2").render(**view)
+
+
+def render_markdown(view: dict) -> str:
+    """GitHub-flavoured Markdown (tables, <details> for raw measurements)."""
+    return _environment(markdown=True).get_template("report.md.j2").render(**view)
+
+
+def render_json(result: AuditResult) -> str:
+    """The results document itself (schema-versioned), findings included."""
+    return json.dumps(result.to_json(), indent=1, default=str) + "\n"
+
+
+def parse_formats(text: str) -> tuple:
+    """"html,md" -> ("html", "md").
+
+    Raises:
+        ConfigError: an unknown format (message lists the known ones).
+    """
+    formats = tuple(f.strip() for f in text.split(",") if f.strip())
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ConfigError("unknown report format %s (choose from %s)"
+                          % (", ".join(unknown) or repr(text), ", ".join(FORMATS)))
+    return formats
+
+
+def default_stem(result: AuditResult) -> str:
+    """"torchperf-20261130-174900" from the audit's start time, else "torchperf"."""
+    digits = "".join(ch for ch in result.created_utc[:19] if ch.isdigit())
+    return "torchperf-%s-%s" % (digits[:8], digits[8:14]) if len(digits) >= 14 else "torchperf"
+
+
+def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS,
+                  stem: Optional[str] = None,
+                  comparisons: Optional[Sequence[Comparison]] = None,
+                  title: Optional[str] = None, notes: Sequence[str] = (),
+                  explain: Optional[ExplainResult] = None) -> Dict[str, pathlib.Path]:
+    """Write the report of `result` in each format into `out_dir`.
+
+    Args:
+        result: the audit, with findings (diagnose.with_findings).
+        out_dir: folder (created if missing).
+        formats: subset of FORMATS.
+        stem: file name without suffix (default: default_stem(result)).
+        comparisons, title, notes: passed to build_view (the compare command uses them).
+        explain: the audit's explain document (explain.find_explain(results path)):
+            adds the "Explain: profile diff and remedy trials" section to HTML and
+            Markdown; the JSON report stays the results document alone.
+
+    Returns:
+        format -> path written.
+
+    Raises:
+        ConfigError: an unknown format.
+        OSError: the folder or a file cannot be written.
+    """
+    parse_formats(",".join(formats))
+    folder = pathlib.Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = stem or default_stem(result)
+    view = (build_view(result, comparisons, title, notes, explain)
+            if set(formats) - {"json"} else None)
+    renderers = {"html": lambda: render_html(view), "md": lambda: render_markdown(view),
+                 "json": lambda: render_json(result)}
+    written = {}
+    for fmt in formats:
+        path = folder / (stem + SUFFIXES[fmt])
+        path.write_text(renderers[fmt](), encoding="utf-8")
+        written[fmt] = path
+    return written

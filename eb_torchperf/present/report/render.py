@@ -1,0 +1,224 @@
+"""Build the report's view model: every section as display strings and row lists.
+
+One view serves the HTML and the Markdown templates (and `compare` of two stored
+runs), so both show the same numbers.  Display units and percentages are chosen
+here; templates only lay out.
+"""
+
+from typing import List, Optional, Sequence
+
+from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
+from eb_torchperf.analysis.configdiff import config_rows
+from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings, worst
+from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
+from eb_torchperf.analysis.peak import clock_mhz, peak_fractions
+from eb_torchperf.diagnosis.evidence import cores_text
+from eb_torchperf.present.report.chart import Bar, chart
+from eb_torchperf.present.report.explain_view import explain_view
+from eb_torchperf.present.report.tables import comparison_frame, format_params, ops_rows, pct, raw_rows
+
+SEVERITY_LABELS = {"error": "Errors", "warning": "Warnings", "info": "Information"}
+MISSING = "—"
+
+
+def _torch_line(probe: Optional[ProbeResult]) -> str:
+    if probe is None:
+        return MISSING
+    return "torch %s (%s)" % (probe.fact("torch", "version") or "?", probe.python)
+
+
+def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
+    """The one-line verdict: worst severity, counts, top finding, geometric mean.
+
+    Returns:
+        {"level": "error" | "warning" | "info" | "ok", "text": one line}.
+    """
+    findings = sort_findings(result.findings)
+    level = worst(findings) or "ok"
+    geo = geomean_relative_ops(comparisons)
+    counts = ", ".join("%d %s" % (n, s + ("s" if n != 1 and s != "info" else ""))
+                       for s in reversed(SEVERITIES)
+                       for n in [sum(f.severity == s for f in findings)] if n)
+    if geo is not None:
+        speed = "target at %s of the reference (geometric mean of %d benchmarks)" % (
+            pct(geo), sum(c.relative_ops is not None for c in comparisons))
+    elif not result.complete and result.reference is not None:
+        speed = "no benchmark measured on both sides"
+    elif not result.results:
+        skipped = len({(s["bench"], str(s["params"])) for s in result.skipped})
+        speed = "nothing measured (%d benchmark%s skipped)" % (skipped, "" if skipped == 1 else "s")
+    elif result.reference is not None:
+        speed = "no benchmark measured on both sides"
+    else:
+        speed = "no reference measured: absolute rates only"
+    status = "OK" if level in ("ok", "info") else level.upper()
+    if not result.complete:
+        # a cut-short run is never "OK": say so first, with the cause
+        status = "INCOMPLETE RUN (%s)" % (result.errors[-1].get("message", "cut short")
+                                           if result.errors else "cut short")
+        if level not in ("ok", "info"):
+            status += ", " + level.upper()
+    parts = ["%s: %s" % (status, speed)]
+    parts.append(counts or "no findings")
+    if findings and level in ("error", "warning"):
+        parts.append("top finding: %s" % findings[0].title)
+    return {"level": level, "text": "; ".join(parts) + "."}
+
+
+def _finding_view(finding: Finding) -> dict:
+    return {"rule_id": finding.rule_id, "severity": finding.severity, "title": finding.title,
+            "evidence": [{"name": str(k), "value": _display(v)}
+                         for k, v in finding.evidence.items()],
+            "advice": finding.advice, "source": finding.source, "subject": finding.subject}
+
+
+def _display(value) -> str:
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_display(v) for v in value)
+    return str(value)
+
+
+def findings_groups(findings: Sequence[Finding]) -> List[dict]:
+    """Non-empty groups by severity, most severe first: {severity, label, entries}."""
+    ordered = sort_findings(findings)
+    return [{"severity": s, "label": SEVERITY_LABELS[s],
+             "entries": [_finding_view(f) for f in ordered if f.severity == s]}
+            for s in reversed(SEVERITIES) if any(f.severity == s for f in ordered)]
+
+
+def _chart(comparisons: Sequence[Comparison], fractions: dict) -> Optional[dict]:
+    bars = [Bar("%s %s" % (c.bench, format_params(c.params)), c.relative_ops, c.ci_low, c.ci_high)
+            for c in comparisons if c.relative_ops is not None]
+    if bars:
+        return chart(bars, "Relative OPS (reference = 100 %) with 95 % interval", "reference")
+    bars = [Bar("%s %s" % (c.bench, format_params(c.params)),
+                fractions[(c.bench, params_key(c.params))][0])
+            for c in comparisons if (c.bench, params_key(c.params)) in fractions]
+    return chart(bars, "Rate as a fraction of nominal peak (GFLOP/s) or of measured "
+                       "bandwidth (GB/s)", "peak")
+
+
+def _pools_text(probe: ProbeResult) -> str:
+    pools = probe.fact("threadpools", "pools") or []
+    return "; ".join("%s %s%s: %s threads" % (
+        p.get("user_api"), p.get("internal_api"),
+        " (%s)" % p["threading_layer"] if p.get("threading_layer") else "",
+        p.get("num_threads")) for p in pools) or MISSING
+
+
+def _cpu_text(probe: ProbeResult) -> str:
+    mhz, source = clock_mhz((probe.facts or {}).get("cpu") or {})
+    clock = "%.0f MHz (%s)" % (mhz, source) if mhz else "clock unknown"
+    return "%s %s, family %s, %s" % (probe.fact("cpu", "vendor") or "", probe.fact("cpu", "model")
+                                     or "", probe.fact("cpu", "family") or "?", clock)
+
+
+#: label -> getter(ProbeResult) -> display string, for the runtime section.
+RUNTIME_ROWS = (
+    ("python", lambda p: "%s (%s)" % (p.fact("python", "executable") or p.python,
+                                      p.fact("python", "version") or "?")),
+    ("torch", lambda p: "%s %s" % (p.fact("torch", "version"), p.fact("torch", "file"))),
+    ("intra-op / inter-op threads", lambda p: "%s / %s" % (
+        p.fact("torch", "intra_op_threads"), p.fact("torch", "interop_threads"))),
+    ("omp_get_max_threads / mkl_get_max_threads", lambda p: "%s / %s" % (
+        p.parallel.get("omp_max_threads", MISSING), p.parallel.get("mkl_max_threads", MISSING))),
+    ("usable cores", cores_text),
+    ("logical cores", lambda p: _display(p.fact("cpu", "logical_cores"))),
+    ("CPU", _cpu_text),
+    ("CPU flags", lambda p: " ".join(p.fact("cpu", "flags") or ()) or MISSING),
+    ("frequency governor", lambda p: _display(p.fact("cpu", "governor"))),
+    ("thread pools (threadpoolctl)", _pools_text),
+    ("loaded libraries", lambda p: ", ".join(p.fact("mapped_libraries", "libraries") or ())
+     or MISSING),
+    ("flush-to-zero supported", lambda p: _display(p.fact("torch", "flush_denormal_supported"))),
+    ("probe errors", lambda p: "; ".join("%s: %s" % (e.get("name"), e.get("message"))
+                                         for e in p.facts.get("errors") or ()) or "none"),
+)
+
+
+def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult]) -> List[dict]:
+    """Threads, affinity, CPU, pools, libraries and environment variables, side by side."""
+    if target is None:
+        return []
+    rows = [{"label": label, "target": getter(target),
+             "reference": getter(reference) if reference is not None else ""}
+            for label, getter in RUNTIME_ROWS]
+    env_t = dict(target.facts.get("env") or {})
+    env_r = dict((reference.facts.get("env") or {}) if reference is not None else {})
+    for name in sorted(set(env_t) | set(env_r)):
+        rows.append({"label": "$" + name, "target": env_t.get(name, "not set"),
+                     "reference": env_r.get(name, "not set") if reference is not None else ""})
+    return rows
+
+
+def peak_note(fractions: dict) -> str:
+    """One sentence saying what "% of peak" is measured against ("" without peaks)."""
+    peaks = [p for _, p in fractions.values() if p.unit == "GFLOP/s"]
+    flops = sorted({p.basis for p in peaks if not p.source})
+    gpu = sorted({p.basis for p in peaks if p.source})
+    parts = []
+    if flops:
+        parts.append("GFLOP/s against the nominal fp32 peak (%s; with a base clock, turbo can "
+                     "exceed 100 %%)" % "; ".join(flops))
+    if gpu:
+        parts.append("CUDA GEMM against the card's dense peak (%s, %s; median rate: the card "
+                     "lowers its clock at its power cap)"
+                     % ("; ".join(gpu), ", ".join(sorted({p.source for p in peaks if p.source}))))
+    if any(p.unit == "GB/s" for _, p in fractions.values()):
+        parts.append("GB/s against the bandwidth add_bandwidth measured")
+    return ("% of peak: " + ", ".join(parts) + ".") if parts else ""
+
+
+def _meta(result: AuditResult) -> List[dict]:
+    items = [("target", _torch_line(result.target)),
+             ("reference", _torch_line(result.reference) if result.reference else "none"),
+             ("host", result.host or MISSING), ("started (UTC)", result.created_utc or MISSING),
+             ("suite", "%s, %s worker pair(s)" % (result.suite, result.options.get("pairs", "?"))),
+             ("wall time", "%.0f s" % result.wall_s),
+             ("complete", "yes" if result.complete else "no (cut short)"),
+             ("eb_torchperf", result.tool_version or MISSING)]
+    return [{"label": k, "value": v} for k, v in items]
+
+
+def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
+               title: Optional[str] = None, notes: Sequence[str] = (),
+               explain: Optional[ExplainResult] = None) -> dict:
+    """The whole report as a dict of display strings and row lists.
+
+    Args:
+        result: the audit, findings included (diagnose.with_findings).
+        comparisons: compare.compare(result) when None.
+        title: heading; default names the target.
+        notes: extra lines shown under the verdict (e.g. the unpaired-compare caveat).
+        explain: the explain document of this audit (explain.find_explain), whose
+            profile diff and remedy trials become the "Explain" section; None: no section.
+    """
+    comparisons = list(compare(result) if comparisons is None else comparisons)
+    fractions = peak_fractions(comparisons, result.target)
+    frame = comparison_frame(comparisons, fractions)
+    with_reference = (result.reference is not None
+                      or any(c.reference is not None for c in comparisons))
+    rows = config_rows(result.target, result.reference) if result.target is not None else []
+    geo = geomean_relative_ops(comparisons)
+    return {
+        "title": title or "PyTorch performance audit: %s" % _torch_line(result.target),
+        "verdict": verdict(result, comparisons), "notes": list(notes), "meta": _meta(result),
+        "findings": findings_groups(result.findings), "with_reference": with_reference,
+        "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
+        "chart": _chart(comparisons, fractions),
+        "explain": explain_view(explain) if explain is not None else None,
+        "peak_note": peak_note(fractions),
+        "config": [r._asdict() for r in rows],
+        "runtime": runtime_rows(result.target, result.reference),
+        "raw": raw_rows(result),
+        "skipped": [{"bench": s.get("bench", ""), "params": format_params(s.get("params") or {}),
+                     "side": s.get("side", ""), "reason": s.get("reason", "")}
+                    for s in result.skipped],
+        "errors": [{"side": str(e.get("side") or ""), "bench": str(e.get("bench") or ""),
+                    "message": str(e.get("message") or "")} for e in result.errors],
+    }

@@ -1,0 +1,153 @@
+"""Terminal rendering of an audit with rich: relative OPS table, config diff, progress."""
+
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
+from eb_torchperf.analysis.configdiff import ConfigRow
+
+
+#: Width used when output is not a terminal (a log, a pipe): wide enough that the
+#: relative OPS table does not wrap (rich would otherwise assume 80 columns).
+PIPE_WIDTH = 140
+#: Display units for seconds, largest first: (factor, suffix, smallest value shown with it).
+_TIME_UNITS = ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 0.0))
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A rich Console; PIPE_WIDTH columns when not writing to a terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
+
+
+def format_params(params: dict) -> str:
+    """`{"n": 512, "threads": 1}` -> "n=512 threads=1"."""
+    return " ".join("%s=%s" % (k, v) for k, v in params.items())
+
+
+#: Display unit -> (the next unit up, factor): GPU rates read as "708 TFLOP/s", not
+#: "7.08e+05 GFLOP/s".
+LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
+
+
+def display_unit(unit: str, largest: float) -> Tuple[str, float]:
+    """(unit to show, divisor) for rates up to `largest` in `unit`: the next unit up
+    (LARGER_UNIT) from 1000 on, else `unit` itself."""
+    if unit in LARGER_UNIT and abs(largest) >= 1e3:
+        return LARGER_UNIT[unit]
+    return unit, 1.0
+
+
+def format_rate(rate) -> str:
+    """"123 GFLOP/s", "708 TFLOP/s", "4.24 TB/s" (3 significant digits), "" when absent."""
+    if rate is None:
+        return ""
+    unit, factor = display_unit(rate.unit, rate.value)
+    return "%.3g %s" % (rate.value / factor, unit)
+
+
+def format_ratio(value: Optional[float]) -> str:
+    """Relative OPS as a percentage, "" when absent."""
+    return "" if value is None else "%.1f %%" % (100 * value)
+
+
+def format_seconds(value: float) -> str:
+    """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
+    for factor, suffix, smallest in _TIME_UNITS:
+        if abs(value) >= smallest:
+            return "%.3g %s" % (value / factor, suffix)
+    return "0 s"
+
+
+def format_share(share: Optional[float]) -> str:
+    """Share of the gap as a percentage, "" when the target is not slower."""
+    return "" if share is None else "%.0f %%" % (100 * share)
+
+
+def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
+    """Benchmark rows: target rate, reference rate, relative OPS and its 95 % interval."""
+    table = Table(title="Relative OPS (reference = 100 %)" if with_reference
+                  else "Absolute rates (no reference)")
+    for name in ("benchmark", "params", "target"):
+        table.add_column(name)
+    if with_reference:
+        for name in ("reference", "relative OPS", "95 % CI", "note"):
+            table.add_column(name, justify="right" if name != "note" else "left")
+    for c in comparisons:
+        row = [c.bench, format_params(c.params), format_rate(c.target)]
+        if with_reference:
+            ci = ("%s–%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high))
+                  if c.ci_low is not None else "")
+            note = ", ".join(n for n, on in (("significant", c.significant),
+                                            ("noisy", c.noisy)) if on)
+            row += [format_rate(c.reference), format_ratio(c.relative_ops), ci, note]
+        table.add_row(*row)
+    geo = geomean_relative_ops(comparisons)
+    if with_reference and geo is not None:
+        table.add_row("geometric mean", "", "", "", format_ratio(geo), "", "", style="bold")
+    return table
+
+
+def config_table(rows: List[ConfigRow], with_reference: bool) -> Table:
+    """Build/runtime config side by side; differing rows in bold yellow."""
+    table = Table(title="Build and runtime configuration")
+    table.add_column("setting")
+    table.add_column("target")
+    if with_reference:
+        table.add_column("reference")
+    for row in rows:
+        cells = [row.label, row.target] + ([row.reference] if with_reference else [])
+        table.add_row(*cells, style="bold yellow" if row.differs else None)
+    return table
+
+
+class AuditProgress:
+    """Progress bar over (pairs x benchmarks) on stderr; usable as the audit callback."""
+
+    def __init__(self, console: Console, total: int):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total}"),
+                                 TimeElapsedColumn(), console=console, transient=True)
+        self.task = self.progress.add_task("starting", total=total)
+        self.console = console
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.progress.__exit__(*exc_info)
+
+    def __call__(self, event: str, **info) -> None:
+        if event == "start":
+            self.progress.update(self.task, description="pair %d: starting %s (%s)"
+                                 % (info["pair"] + 1, info["side"], info["python"]))
+        elif event == "bench":
+            done = info["pair"] * info["total"] + info["index"]
+            self.progress.update(self.task, completed=done, description="pair %d/%d: %s %s" % (
+                info["pair"] + 1, info["pairs"], info["name"], format_params(info["params"])))
+        elif event in ("error", "bench_failed"):
+            self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)
+
+
+#: Rich style per finding severity.
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "green"}
+
+
+def print_findings(console: Console, findings: Sequence) -> None:
+    """Findings as blocks: severity, rule id and title; evidence; remedy; source."""
+    from rich.markup import escape
+    if not findings:
+        console.print("No findings.")
+        return
+    for f in findings:
+        console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
+                                              escape(f.rule_id), escape(f.title)), highlight=False)
+        for name, value in f.evidence.items():
+            console.print("    %s: %s" % (escape(str(name)), escape(str(value))), highlight=False)
+        console.print("    [bold]remedy:[/] %s" % escape(f.advice), highlight=False)
+        console.print("    source: %s" % escape(f.source), highlight=False)

@@ -1,0 +1,162 @@
+"""Terminal rendering of `explain` with rich: profile diff, remedy trials, progress."""
+
+from typing import Optional, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.analysis.profile_diff import ProfileDiff
+from eb_torchperf.present.terminal import format_params, format_seconds, format_share
+from eb_torchperf.diagnosis.trials import TrialResult
+
+
+def op_sentence(diff: ProfileDiff, index: int = 0) -> str:
+    """"aten::addmm: 96 % of the difference, 3.9 s vs 45 ms" for the index-th top operator."""
+    top = diff.top_ops()
+    if len(top) <= index:
+        return ""
+    op = top[index]
+    return "%s: %s of the difference, %s vs %s" % (op.op, format_share(op.share),
+                                                    format_seconds(op.target_s),
+                                                    format_seconds(op.reference_s))
+
+
+def workloads_table(diffs: Sequence[ProfileDiff]) -> Table:
+    """One row per workload: self CPU per step on each side and the largest operators."""
+    table = Table(title="Profile diff: self CPU time per step (torch.profiler)")
+    for name in ("workload", "target", "reference", "extra", "largest shares of the extra time"):
+        table.add_column(name, justify="right" if name in ("target", "reference", "extra")
+                         else "left")
+    for d in diffs:
+        tops = ", ".join("%s %s" % (o.op, format_share(o.share)) for o in d.top_ops(limit=3))
+        table.add_row(d.workload, format_seconds(d.target.total_self_s),
+                      format_seconds(d.reference.total_self_s), format_seconds(d.gap_s),
+                      tops or "target not slower")
+    return table
+
+
+def _gap_table(title: str, first: str, last: str) -> Table:
+    """A table of `first`, share of gap, target and reference time (right-aligned), `last`."""
+    table = Table(title=title)
+    table.add_column(first)
+    for name in ("share of gap", "target", "reference"):
+        table.add_column(name, justify="right")
+    table.add_column(last)
+    return table
+
+
+def operators_table(diff: ProfileDiff) -> Table:
+    """The operators holding most of `diff`'s extra time, with their backend."""
+    table = _gap_table("Operators behind the gap (%s)" % diff.workload, "operator", "runs on")
+    for op in diff.top_ops():
+        backend = next(b for b in diff.backends if b.backend == op.backend)
+        table.add_row(op.op, format_share(op.share), format_seconds(op.target_s),
+                      format_seconds(op.reference_s), backend.title)
+    return table
+
+
+def backends_table(diff: ProfileDiff) -> Table:
+    """Backends summed: share of the gap and what decides their speed."""
+    table = _gap_table("By backend (%s)" % diff.workload, "backend", "depends on")
+    for b in diff.backends:
+        if b.share is not None and abs(b.share) < 0.01:
+            continue
+        table.add_row(b.title, format_share(b.share), format_seconds(b.target_s),
+                      format_seconds(b.reference_s), b.depends_on)
+    return table
+
+
+def _group_text(trial: TrialResult, gemm: bool) -> str:
+    group = trial.group(gemm)
+    return "" if group is None else "%.2f → %.2f (%d)" % group
+
+
+def trials_table(trials: Sequence[TrialResult]) -> Table:
+    """One row per remedy trial: setting, whether it took effect, GEMM/other rows, verdict."""
+    table = Table(title="Remedy trials: relative OPS before → after (rows), reference = 1.00")
+    for name in ("#", "setting", "verifies", "took effect", "GEMM rows", "other rows",
+                 "verdict"):
+        table.add_column(name)
+    for index, t in enumerate(trials):
+        table.add_row(str(index + 1), t.trial.label, ", ".join(t.trial.rule_ids),
+                      "yes" if t.applied else "NO", _group_text(t, True),
+                      _group_text(t, False), t.verdict)
+    return table
+
+
+def _row_key(row) -> tuple:
+    return row.bench, format_params(row.params)
+
+
+def _percent(value: Optional[float]) -> str:
+    return "" if value is None else "%.1f %%" % (100 * value)
+
+
+def trial_rows_table(trials: Sequence[TrialResult]) -> Table:
+    """Benchmarks x trials: baseline relative OPS and the relative OPS with each remedy."""
+    table = Table(title="Relative OPS per benchmark with each remedy (reference = 100 %)")
+    table.add_column("benchmark")
+    table.add_column("baseline", justify="right")
+    for index, _ in enumerate(trials):
+        table.add_column("trial %d" % (index + 1), justify="right")
+    by_trial = [{_row_key(r): r for r in t.rows} for t in trials]
+    for key in dict.fromkeys(k for rows in by_trial for k in rows):
+        rows = [m.get(key) for m in by_trial]
+        before = next((r.before for r in rows if r is not None and r.before is not None), None)
+        table.add_row("%s %s" % key, _percent(before),
+                      *(_percent(r.after if r else None) for r in rows))
+    return table
+
+
+def print_explain(console: Console, result: ExplainResult) -> None:
+    """Everything of an ExplainResult, in reading order."""
+    if result.profiles:
+        console.print(workloads_table(result.profiles))
+        overall = result.overall
+        if overall.gap_s > 0:
+            console.print(operators_table(overall))
+            console.print(backends_table(overall))
+            console.print("Largest: " + op_sentence(overall), highlight=False)
+    if result.trials:
+        console.print(trials_table(result.trials))
+        for index, trial in enumerate(result.trials):
+            console.print("trial %d: %s; child: %s" % (index + 1, trial.summary(), trial.effect),
+                          highlight=False, soft_wrap=True)
+        console.print(trial_rows_table(result.trials))
+    for skip in result.skipped:
+        console.print("not tried: %(remedy_id)s (%(rule_id)s): %(reason)s" % skip,
+                      highlight=False, soft_wrap=True)
+    for item in result.rebuild:
+        console.print("rebuild: %s%s" % (item["rule_id"] + ": " if item["rule_id"] else "",
+                                         item["why"]), highlight=False, soft_wrap=True)
+    for error in result.errors:
+        console.print("[red]profile error: %s[/red]" % error["message"], highlight=False)
+
+
+class ExplainProgress:
+    """A one-line status on stderr while profiling and trials run; usable as callback."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.status = console.status("explain: starting")
+        self.trial = ""
+
+    def __enter__(self):
+        self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.status.__exit__(*exc_info)
+
+    def __call__(self, event: str, **info) -> None:
+        if event == "profile":
+            self.status.update("profiling %s on the %s (round %d)"
+                               % (info["workload"], info["side"], info["round"] + 1))
+        elif event == "trial":
+            self.trial = "trial %d/%d: %s" % (info["index"] + 1, info["total"], info["label"])
+            self.status.update(self.trial)
+        elif event == "bench":
+            self.status.update("%s: %s" % (self.trial, info["name"]))
+        elif event in ("error", "bench_failed"):
+            self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)

@@ -1,0 +1,1 @@
+"""records stage of eb_torchperf."""

@@ -1,0 +1,282 @@
+"""Results data: what one audit measured, as frozen records with a versioned JSON form.
+
+Schema history (SCHEMA_VERSION):
+  1 (2026-11-30): first version: target/reference probes, per-block samples, skipped
+    benchmarks, errors, findings.
+  1 (2026-11-30, later): additive: BenchResult.extra_s (metric -> blocks, e.g. CPU and GPU
+    seconds per call of CUDA work); documents without it still load (empty).
+
+Times are stored raw, in seconds per call, one float per sample, grouped in blocks
+(one block per round); display units are chosen only when rendering.
+"""
+
+import dataclasses
+import json
+import math
+from typing import Dict, List, Optional, Tuple
+
+from eb_torchperf import __version__
+from eb_torchperf.records.buildconfig import BuildConfig, parse_parallel_info, parse_show
+from eb_torchperf.errors import SchemaError
+from eb_torchperf.records.findings import Finding
+from eb_torchperf.probe.registry import WORK_UNITS
+
+SCHEMA_VERSION = 1
+SIDES = ("target", "reference")
+
+
+def params_key(params: dict) -> str:
+    """Canonical text of a parameter dict, used to pair results across sides."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchResult:
+    """Samples of one benchmark, one side, one worker process (pair).
+
+    Attributes:
+        bench: registry name.
+        params: benchmark parameters.
+        side: "target" or "reference".
+        pair: index of the worker pair (fresh processes) that measured it.
+        number_per_run: calls per sample.
+        blocks_s: one tuple per round, one float per sample: seconds per call.
+        work: work per call, in `work_unit` ("flop", "byte" or "op").
+        work_unit: key of probe.registry.WORK_UNITS.
+        extra_s: metric name -> blocks shaped like blocks_s (one value per sample),
+            seconds per call; e.g. "cpu_s"/"gpu_s" of CUDA benchmarks.  Empty for most.
+
+    Raises:
+        ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
+            extra metric whose blocks do not match blocks_s in number.
+    """
+
+    bench: str
+    params: Dict[str, object]
+    side: str
+    pair: int
+    number_per_run: int
+    blocks_s: Tuple[Tuple[float, ...], ...]
+    work: float
+    work_unit: str
+    extra_s: Dict[str, Tuple[Tuple[float, ...], ...]] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.side not in SIDES:
+            raise ValueError("side must be one of %s, not %r" % (SIDES, self.side))
+        if self.work_unit not in WORK_UNITS:
+            raise ValueError("unknown work unit %r" % self.work_unit)
+        if self.number_per_run < 1:
+            raise ValueError("number_per_run must be >= 1")
+        if not self.blocks_s or any(not block for block in self.blocks_s):
+            raise ValueError("%s: every block needs at least one sample" % self.bench)
+        if any(not (t > 0 and math.isfinite(t)) for block in self.blocks_s for t in block):
+            raise ValueError("%s: times must be finite and > 0" % self.bench)
+        for metric, blocks in self.extra_s.items():
+            if len(blocks) != len(self.blocks_s) or any(not block for block in blocks):
+                raise ValueError("%s: extra metric %r needs one non-empty block per block of "
+                                 "blocks_s" % (self.bench, metric))
+            if any(not (t > 0 and math.isfinite(t)) for block in blocks for t in block):
+                raise ValueError("%s: extra metric %r: times must be finite and > 0"
+                                 % (self.bench, metric))
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        """(bench, canonical params) — what pairs target and reference results."""
+        return self.bench, params_key(self.params)
+
+    @property
+    def times_s(self) -> Tuple[float, ...]:
+        """All samples, seconds per call."""
+        return tuple(t for block in self.blocks_s for t in block)
+
+    def extra_times_s(self, metric: str) -> Tuple[float, ...]:
+        """All samples of an extra metric, seconds per call (empty when not measured)."""
+        return tuple(t for block in self.extra_s.get(metric, ()) for t in block)
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["blocks_s"] = [list(b) for b in self.blocks_s]
+        data["extra_s"] = {k: [list(b) for b in v] for k, v in self.extra_s.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "BenchResult":
+        data = dict(data)
+        data["blocks_s"] = tuple(tuple(b) for b in data["blocks_s"])
+        data["extra_s"] = {k: tuple(tuple(b) for b in v)
+                           for k, v in (data.get("extra_s") or {}).items()}
+        return cls(**data)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeResult:
+    """Facts about one interpreter's torch, as collected by the probe.
+
+    Attributes:
+        label: "target" or "reference".
+        python: the interpreter path as given by the user.
+        facts: the probe's raw facts document (see probe.facts.collect_all).
+        build: parsed `torch.__config__.show()`.
+        parallel: parsed `torch.__config__.parallel_info()`.
+    """
+
+    label: str
+    python: str
+    facts: dict
+    build: BuildConfig
+    parallel: dict
+
+    @classmethod
+    def from_facts(cls, label: str, python: str, facts: dict) -> "ProbeResult":
+        """Build from the probe's facts, parsing the config texts (empty if missing)."""
+        torch_facts = (facts or {}).get("torch") or {}
+        show = torch_facts.get("config_show") or ""
+        build = parse_show(show) if "PyTorch built with" in show else BuildConfig()
+        parallel = parse_parallel_info(torch_facts.get("parallel_info") or "")
+        return cls(label=label, python=python, facts=facts or {}, build=build, parallel=parallel)
+
+    def fact(self, section: str, key: str, default=None):
+        """`facts[section][key]`, or `default` when the probe could not collect it."""
+        return ((self.facts or {}).get(section) or {}).get(key, default)
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "python": self.python, "facts": self.facts}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ProbeResult":
+        """Raises TypeError where the facts are not an object (AuditResult.from_json
+        turns it into a SchemaError)."""
+        if not isinstance(data.get("facts"), (dict, type(None))):
+            raise TypeError("%s facts are %s, not an object"
+                            % (data.get("label", "probe"), type(data["facts"]).__name__))
+        return cls.from_facts(data["label"], data["python"], data["facts"])
+
+
+def _objects(data: dict, key: str) -> tuple:
+    """`data[key]` as a tuple of JSON objects (TypeError for anything else)."""
+    items = data.get(key) or []
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise TypeError("%r must be a list of objects" % key)
+    return tuple(items)
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditResult:
+    """Everything one audit produced; the unit of storage, re-rendering and comparison.
+
+    Attributes:
+        suite: "quick" or "full".
+        options: the runner settings used (block_s, pairs, ...).
+        target, reference: the probes (reference None when audited alone).
+        results: every BenchResult, both sides, all pairs.
+        skipped: {bench, params, side, reason} for benchmarks not run.
+        errors: {side, python, bench, message} for failures during the run.
+        complete: False when the run was cut short (a worker died or hung).
+        findings: diagnosis results (filled by diagnose; empty until then).
+        wall_s: wall time of the whole audit, seconds.
+        created_utc: ISO 8601 time the audit started.
+    """
+
+    suite: str
+    options: Dict[str, object]
+    target: Optional[ProbeResult]
+    reference: Optional[ProbeResult]
+    results: Tuple[BenchResult, ...] = ()
+    skipped: Tuple[dict, ...] = ()
+    errors: Tuple[dict, ...] = ()
+    complete: bool = True
+    findings: Tuple[Finding, ...] = ()
+    wall_s: float = 0.0
+    created_utc: str = ""
+    host: str = ""
+    tool_version: str = __version__
+
+    def results_for(self, side: str) -> List[BenchResult]:
+        """The results of one side, in measurement order."""
+        return [r for r in self.results if r.side == side]
+
+    def to_json(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION, "tool_version": self.tool_version,
+            "created_utc": self.created_utc, "host": self.host, "suite": self.suite,
+            "options": self.options, "wall_s": self.wall_s, "complete": self.complete,
+            "target": self.target.to_json() if self.target else None,
+            "reference": self.reference.to_json() if self.reference else None,
+            "results": [r.to_json() for r in self.results],
+            "skipped": list(self.skipped), "errors": list(self.errors),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "AuditResult":
+        """Load a results document.
+
+        Raises:
+            SchemaError: not an eb_torchperf results document, or a schema version
+                this version cannot read.
+        """
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise SchemaError("not an eb_torchperf results document (no schema_version)")
+        if data.get("kind") == "eb_torchperf-explain":
+            raise SchemaError("this is an explain document; give the results JSON it was "
+                              "made from (the same name without .explain)")
+        if data["schema_version"] != SCHEMA_VERSION:
+            raise SchemaError("results schema version %r is not supported (this eb_torchperf "
+                              "reads version %d); re-run the audit or upgrade eb_torchperf"
+                              % (data["schema_version"], SCHEMA_VERSION))
+        try:
+            return cls(
+                suite=data["suite"], options=data.get("options", {}),
+                target=ProbeResult.from_json(data["target"]) if data.get("target") else None,
+                reference=(ProbeResult.from_json(data["reference"])
+                           if data.get("reference") else None),
+                results=tuple(BenchResult.from_json(r) for r in data.get("results", ())),
+                skipped=tuple(data.get("skipped", ())), errors=_objects(data, "errors"),
+                complete=bool(data.get("complete", True)),
+                findings=tuple(Finding.from_json(f) for f in data.get("findings", ())),
+                wall_s=float(data.get("wall_s", 0.0)), created_utc=data.get("created_utc", ""),
+                host=data.get("host", ""), tool_version=data.get("tool_version", ""))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SchemaError("malformed results document: %s: %s"
+                              % (type(exc).__name__, exc)) from None
+
+    def save(self, path) -> None:
+        """Write the JSON document to `path` (parent folders are created)."""
+        save_document(path, self.to_json())
+
+
+def save_document(path, data: dict) -> None:
+    """Write `data` as indented JSON to `path`, creating parent folders."""
+    import pathlib
+    target = pathlib.Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=1, default=str) + "\n")
+
+
+def load_document(path, from_json):
+    """Read a JSON file and build it with `from_json(data)`.
+
+    Raises:
+        SchemaError: unreadable, not JSON, or rejected by `from_json` (message names path).
+    """
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise SchemaError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
+    except ValueError as exc:
+        raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
+    try:
+        return from_json(data)
+    except SchemaError as exc:
+        raise SchemaError("%s: %s" % (path, exc)) from None
+
+
+def load_results(path) -> AuditResult:
+    """Read a results JSON file.
+
+    Raises:
+        SchemaError: unreadable, not JSON, or not a results document (message names path).
+    """
+    return load_document(path, AuditResult.from_json)

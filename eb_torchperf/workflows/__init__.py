@@ -1,0 +1,1 @@
+"""workflows stage of eb_torchperf."""

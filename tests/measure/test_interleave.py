@@ -1,0 +1,159 @@
+"""AuditRun: interleaving order, pairs, budgets, partial results on failure."""
+
+import pytest
+
+from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
+from eb_torchperf.analysis.compare import compare
+from eb_torchperf.errors import ProbeError
+
+from faults import faulty_python
+
+FAST = RunnerOptions(pairs=2, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=3,
+                     max_rounds=3, bench_budget_s=10.0)
+
+
+class FakeWorker:
+    """Worker double: target calls take 2 ms, reference 1 ms; logs every request."""
+
+    def __init__(self, log, python, bundle_dir, label, env, start_timeout_s):
+        self.log, self.label, self.python = log, label, python
+        self.hello = None
+
+    def start(self):
+        self.log.append((self.label, "start"))
+        self.hello = {"torch_version": "x"}
+        return self.hello
+
+    def alive(self):
+        return True
+
+    def close(self):
+        self.log.append((self.label, "close"))
+
+    def request(self, op, timeout_s, **fields):
+        self.log.append((self.label, op) + ((fields["bench"],) if "bench" in fields else ()))
+        if op == "facts":
+            return {"ok": True, "facts": {"torch": {"version": "x"}}}
+        if op == "availability":
+            return {"ok": True, "reason": None}
+        if op == "prepare":
+            return {"ok": True, "number": 1, "per_call_s": 0.001}
+        if op == "run":
+            return {"ok": True, "times_s": [0.002 if self.label == "target" else 0.001]}
+        return {"ok": True}
+
+
+def fake_run(**kwargs):
+    log = []
+    factory = lambda *args: FakeWorker(log, *args)  # noqa: E731
+    audit = AuditRun("/t/python", "/r/python", "quick", FAST, only=["matmul_fp32", "dispatch"],
+                     worker_factory=factory, **kwargs)
+    return audit.run(), log
+
+
+def test_blocks_alternate_abba_within_each_benchmark():
+    result, log = fake_run()
+    runs = [(side, bench) for side, op, *rest in log if op == "run" for bench in rest]
+    matmul = [side for side, bench in runs if bench == "matmul_fp32"]
+    # pair 0: round 0 A B, round 1 B A, round 2 A B; pair 1 mirrored: B A, A B, B A
+    assert matmul == (["target", "reference", "reference", "target", "target", "reference"]
+                      + ["reference", "target", "target", "reference", "reference", "target"])
+    prepares = [side for side, op, *rest in log if op == "prepare" and rest == ["matmul_fp32"]]
+    assert prepares == ["target", "reference", "reference", "target"]
+    assert [op for side, op, *rest in log if side == "target"][:3] == ["start", "facts",
+                                                                       "availability"]
+
+
+def test_odd_pairs_start_the_reference_first():
+    _, log = fake_run()
+    starts = [side for side, op, *rest in log if op == "start"]
+    assert starts == ["target", "reference", "reference", "target"]
+
+
+def test_fresh_workers_per_pair_and_facts_once():
+    result, log = fake_run()
+    assert log.count(("target", "start")) == 2 and log.count(("reference", "start")) == 2
+    assert log.count(("target", "facts")) == 1
+    assert log.count(("target", "close")) == 2
+
+
+def test_results_pair_and_ratio():
+    result, _ = fake_run()
+    assert result.complete and len(result.results) == 2 * 2 * 2  # benches x sides x pairs
+    by_bench = {c.bench: c for c in compare(result)}
+    assert by_bench["matmul_fp32"].relative_ops == pytest.approx(0.5)
+    assert by_bench["matmul_fp32"].rounds == 6
+
+
+def test_budget_stops_rounds_after_minimum():
+    options = RunnerOptions(pairs=1, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=2,
+                            max_rounds=50, bench_budget_s=1e-9)
+    log = []
+    audit = AuditRun("/t", "/r", "quick", options, only=["dispatch"],
+                     worker_factory=lambda *a: FakeWorker(log, *a))
+    result = audit.run()
+    assert [len(r.blocks_s) for r in result.results] == [2, 2]
+
+
+def test_unknown_benchmark_fails_before_any_process():
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        AuditRun("/t", None, "quick", only=["nope"])
+
+
+def test_failed_benchmark_is_recorded_and_audit_continues():
+    class Failing(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            if op == "prepare" and fields["bench"] == "matmul_fp32" and self.label == "target":
+                self.log.append((self.label, op))
+                return {"ok": False, "exc_type": "RuntimeError", "message": "no bf16"}
+            return super().request(op, timeout_s, **fields)
+
+    log = []
+    audit = AuditRun("/t", "/r", "quick", FAST, only=["matmul_fp32", "dispatch"],
+                     worker_factory=lambda *a: Failing(log, *a))
+    result = audit.run()
+    assert result.complete
+    assert {r.bench for r in result.results} == {"dispatch"}
+    assert result.errors[0]["bench"] == "matmul_fp32"
+    assert result.errors[0]["message"] == "RuntimeError: no bf16"
+
+
+def test_worker_death_keeps_measured_results(tmp_path, wheel_python):
+    # requests of the target (registry order: add_bandwidth, then dispatch): facts,
+    # availability + prepare + 3 runs + release, availability, prepare -> dies at its
+    # 9th request, the 2nd benchmark's prepare
+    crashing = faulty_python(tmp_path, wheel_python, "crash", at=9)
+    options = RunnerOptions(pairs=1, block_s=0.005, warmup_s=0.0, settle_s=0.0, min_rounds=3,
+                            max_rounds=3, bench_budget_s=1.0)
+    result = AuditRun(crashing, wheel_python, "quick", options,
+                      only=["dispatch", "add_bandwidth"]).run()
+    assert not result.complete
+    assert {(r.bench, r.side) for r in result.results} == {("add_bandwidth", "target"),
+                                                          ("add_bandwidth", "reference")}
+    error = result.errors[-1]
+    assert error["side"] == "target" and error["exit_code"] == -11
+    assert "killed by signal SIGSEGV while prepare dispatch" in error["message"]
+    assert result.target is not None and result.target.build.blas_info == "mkl"
+
+
+def test_target_without_torch_gives_incomplete_result(python_without_torch, wheel_python):
+    result = AuditRun(python_without_torch, wheel_python, "quick", FAST, only=["dispatch"]).run()
+    assert not result.complete and result.results == ()
+    assert "No module named 'torch'" in result.errors[0]["message"]
+    assert result.errors[0]["side"] == "target"
+
+
+def test_interrupt_keeps_measured_results():
+    class Interrupted(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            if op == "prepare" and fields["bench"] == "add_bandwidth":
+                raise KeyboardInterrupt
+            return super().request(op, timeout_s, **fields)
+
+    log = []
+    audit = AuditRun("/t", "/r", "quick", FAST, only=["add_bandwidth", "matmul_fp32"],
+                     worker_factory=lambda *a: Interrupted(log, *a))
+    result = audit.run()
+    assert not result.complete and result.errors[-1]["message"] == "audit interrupted"
+    assert {r.bench for r in result.results} == {"matmul_fp32"}  # registry order: first
+    assert log.count(("target", "close")) == 1 and log.count(("reference", "close")) == 1

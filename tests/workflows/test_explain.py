@@ -1,0 +1,169 @@
+"""The explain document (schema, round trip, errors) and its terminal rendering."""
+
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import json
+
+import pytest
+from rich.console import Console
+
+from eb_torchperf.measure.interleave import RunnerOptions
+from eb_torchperf.diagnosis.diagnose import RULE_MODULES, diagnose
+from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.workflows.explain import (EXPLAIN_SCHEMA_VERSION, ExplainResult, ProfileOptions,
+                                  annotate_findings, explain, explain_path, find_explain,
+                                  load_explain, profile_evidence)
+from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.analysis.profile_diff import RULE_BACKENDS, OpTime, WorkloadProfile, diff_profiles
+from eb_torchperf.diagnosis.remedies import Trial
+from eb_torchperf.present.terminal_explain import format_seconds, op_sentence, print_explain
+from eb_torchperf.diagnosis.trials import TrialResult, TrialRow
+
+from auditcases import golden_result
+from explain_helpers import (DEBIAN_BERT_EVAL, DEBIAN_FACTS, WHEEL_BERT_EVAL, golden_facts,
+                             probe_from)
+
+
+def side(label, ops, workload="bert_layer_infer"):
+    return WorkloadProfile(workload, label, 2, sum(ops.values()), 1, "x",
+                           tuple(OpTime(n, s, 6.0) for n, s in ops.items()))
+
+
+def document():
+    diff = diff_profiles(side("target", {"aten::addmm": 3.9, "aten::native_layer_norm": 0.002}),
+                         side("reference", {"aten::addmm": 0.045,
+                                            "aten::native_layer_norm": 0.001}))
+    trial = Trial(("threads-to-cores",), ("threads-vs-cores",), "OMP_NUM_THREADS=2",
+                  {"OMP_NUM_THREADS": "2"}, {"threads": 2}, ("layernorm",))
+    result = TrialResult(trial, True, "intra-op threads: 2", (
+        TrialRow("layernorm", {"rows": 8192, "cols": 768}, False, 0.3, 0.55, 0.5, 0.6),),
+        "partly recovered")
+    return ExplainResult("/usr/bin/python3", "/venv/bin/python", "reports/a.json", (diff,),
+                         (result,), ({"remedy_id": "blas-provider-path", "rule_id": "blas-not-mkl",
+                                      "reason": "no other provider"},),
+                         ({"rule_id": None, "why": "the remaining gap is build-time"},), (),
+                         12.5, 4.0, "2026-11-30T18:00:00+00:00", "dev")
+
+
+def test_round_trip_through_a_file(tmp_path):
+    path = tmp_path / "sub" / "x.explain.json"
+    document().save(path)
+    data = json.loads(path.read_text())
+    assert (data["schema_version"], data["kind"]) == (EXPLAIN_SCHEMA_VERSION,
+                                                      "eb_torchperf-explain")
+    assert data["overall"]["ops"][0]["op"] == "aten::addmm"
+    assert data["trials"][0]["rows"][0]["gain"] == pytest.approx(0.55 / 0.3)
+    assert load_explain(path) == document()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"kind": "eb_torchperf-results"}, "not an eb_torchperf explain document"),
+    ({"schema_version": 2}, "explain schema version 2 is not supported"),
+    ({"trials": [{"trial": {}}]}, "malformed explain document: KeyError"),
+])
+def test_bad_documents(change, message):
+    data = dict(document().to_json(), **change)
+    with pytest.raises(SchemaError, match=message):
+        ExplainResult.from_json(data)
+
+
+def test_load_names_the_path(tmp_path):
+    with pytest.raises(SchemaError, match="cannot read .*missing.json"):
+        load_explain(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SchemaError, match="bad.json is not JSON"):
+        load_explain(tmp_path / "bad.json")
+
+
+def test_explain_needs_a_reference():
+    baseline = AuditResult("quick", dataclasses.asdict(RunnerOptions()),
+                           probe_from(golden_facts(DEBIAN_FACTS)), None)
+    with pytest.raises(ConfigError, match="explain needs a baseline audit with a target and a "
+                                          "reference"):
+        explain(baseline)
+    with pytest.raises(ValueError, match="rounds and max_iterations must be >= 1"):
+        ProfileOptions(rounds=0)
+
+
+@pytest.mark.parametrize("seconds, text", [(3.9, "3.9 s"), (0.045, "45 ms"), (2e-5, "20 µs"),
+                                           (-0.0123, "-12.3 ms"), (0.0, "0 µs")])
+def test_format_seconds(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_terminal_output_names_the_operator_and_the_trial():
+    result = document()
+    assert op_sentence(result.overall) == "aten::addmm: 100 % of the difference, 3.9 s vs 45 ms"
+    console = Console(record=True, width=240)
+    print_explain(console, result)
+    text = console.export_text()
+    assert "Largest: aten::addmm: 100 % of the difference, 3.9 s vs 45 ms" in text
+    assert "BLAS or oneDNN (GEMM)" in text
+    assert ("trial 1: OMP_NUM_THREADS=2: other rows 0.30 -> 0.55 of the reference (partly "
+            "recovered); child: intra-op threads: 2") in text
+    assert "not tried: blas-provider-path (blas-not-mkl): no other provider" in text
+    assert "rebuild: the remaining gap is build-time" in text
+
+
+def test_a_blas_finding_gains_the_profile_share():
+    blas = Finding("blas-not-mkl", "error", "BLAS is not MKL", {"BLAS_INFO": "generic"},
+                   "build against imkl", "https://github.com/easybuilders/easybuild/issues/931")
+    other = Finding("march-native", "warning", "-march=native", {}, "drop it", "x")
+    annotated = annotate_findings([blas, other], document().overall)
+    assert annotated[1] is other
+    assert annotated[0].evidence == {
+        "BLAS_INFO": "generic",
+        "profile: BLAS or oneDNN (GEMM)": "100 % of the gap: 3.9 s vs 45 ms self CPU per step "
+                                          "(all workloads)",
+        "profile: largest operator": "aten::addmm accounts for 100 % of the gap "
+                                     "(3.9 s vs 45 ms per step)"}
+    assert annotate_findings([blas], None) == (blas,)
+
+
+
+
+def test_diagnosis_findings_gain_the_bert_profile():
+    """The real findings of the golden Debian-vs-wheel audit, with a hand-built profile diff:
+    the BLAS finding is borne out (BLAS ops hold the gap), the capability one is not."""
+    diff = diff_profiles(side("target", DEBIAN_BERT_EVAL), side("reference", WHEEL_BERT_EVAL))
+    findings = {f.rule_id: f for f in annotate_findings(
+        diagnose(golden_result()), diff)}
+    assert findings["blas-not-mkl"].evidence["profile: BLAS or oneDNN (GEMM)"] == (
+        "101 % of the gap: 830 ms vs 35 ms self CPU per step (bert_layer_infer)")
+    assert findings["blas-not-mkl"].evidence["profile: largest operator"] == (
+        "aten::addmm accounts for 40 % of the gap (325 ms vs 10.8 ms per step)")
+    assert not any(k.startswith("profile") for k in findings["mkl-missing"].evidence)
+
+
+def test_vectorised_evidence_when_the_target_is_faster_there():
+    diff = diff_profiles(side("target", DEBIAN_BERT_EVAL), side("reference", WHEEL_BERT_EVAL))
+    assert profile_evidence(diff, "vectorised") == {
+        "profile: ATen vectorised kernels (CPU capability)":
+            "none of the gap, the target is not slower here: 160 µs vs 4.05 ms self CPU per "
+            "step (bert_layer_infer)"}
+    assert profile_evidence(diff, "conv") == {}
+    faster = diff_profiles(side("target", WHEEL_BERT_EVAL), side("reference", DEBIAN_BERT_EVAL))
+    assert profile_evidence(faster, "blas") == {
+        "profile: BLAS or oneDNN (GEMM)": "35 ms vs 830 ms self CPU per step "
+                                          "(bert_layer_infer); the target is not slower overall"}
+
+
+def test_rule_backends_name_rule_ids_of_the_diagnosis():
+    """RULE_BACKENDS keys are rule ids a diagnosis rule emits (a rename breaks this)."""
+    sources = "".join(inspect.getsource(importlib.import_module(m))
+                      for m in RULE_MODULES if importlib.util.find_spec(m))
+    assert sorted(RULE_BACKENDS) == ["blas-not-mkl", "blas-pthreads-with-openmp",
+                                     "cpu-capability-low"]
+    for rule_id in RULE_BACKENDS:
+        assert '"%s"' % rule_id in sources, rule_id
+
+
+def test_explain_path_and_find_explain(tmp_path):
+    assert explain_path("reports/torchperf-1.json") == "reports/torchperf-1.explain.json"
+    assert explain_path(tmp_path / "x") == str(tmp_path / "x") + ".explain.json"
+    assert find_explain(tmp_path / "a.json") is None
+    document().save(tmp_path / "a.explain.json")
+    assert find_explain(tmp_path / "a.json") == document()
