@@ -35,7 +35,7 @@ import sys
 
 from eb_torchperf.analysis import compare as compare_mod
 from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
-from eb_torchperf.analysis.configdiff import config_rows
+from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.diagnose import with_findings
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.workflows.explain import ProfileOptions, explain, explain_path, with_profile_evidence

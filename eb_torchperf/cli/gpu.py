@@ -15,7 +15,8 @@ from rich.table import Table
 
 from eb_torchperf.analysis import compare as compare_mod
 from eb_torchperf.records.findings import Finding, exit_status, sort_findings
-from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows, peak_for,
+from eb_torchperf.diagnosis.peak import gpu_peak_for
+from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows,
                          rate_rows)
 from eb_torchperf.errors import ConfigError, SchemaError
 from eb_torchperf.records.measurements import AuditResult, load_results
@@ -40,8 +41,9 @@ def gpu_findings(result: AuditResult) -> List[Finding]:
 
 
 def _evidence(value) -> str:
-    """An evidence value for display: None (an unset variable) as "unset"."""
-    return "unset" if value is None else str(value)
+    """An evidence value for display (present/units.evidence_text)."""
+    from eb_torchperf.present.units import evidence_text
+    return evidence_text(value)
 
 
 def _pct(value) -> str:
@@ -56,7 +58,7 @@ def tables(result: AuditResult) -> List[tuple]:
     """(title, header, rows of strings) for each GPU table of `result`."""
     comparisons = compare_mod.compare(result)
     name = device_name(result.target)
-    peak = peak_for(name)
+    peak = gpu_peak_for(name)
     with_ref = result.reference is not None
     config = [(r.label, r.target) + ((r.reference,) if with_ref else ())
               for r in gpu_config_rows(result.target, result.reference)]

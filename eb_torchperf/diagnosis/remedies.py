@@ -17,18 +17,11 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.facts import (OPENMP_RUNTIME, best_capability, blas_pools,
-                            capability_rank, current_capability, env_of, mapped,
-                            openmp_runtimes, plain_libblas, torch_blas_pools, usable_cores)
+from eb_torchperf.diagnosis.facts import (best_capability, capability_rank, current_capability,
+                                         env_of, mapped, openmp_kind, openmp_libraries,
+                                         plain_libblas, pools, torch_blas_pools, usable_cores)
+from eb_torchperf.diagnosis.families import CAPABILITY_BENCHES, GEMM_BENCHES, THREADED_BENCHES
 
-#: Benchmarks whose time depends on intra-op threads (all but the pinned thread_scaling,
-#: the single-element dispatch and bf16 GEMM, which needs a CPU feature).
-THREADED_BENCHES = ("matmul_fp32", "linear", "conv3x3", "bert_layer_infer", "bert_layer_train",
-                    "layernorm", "softmax", "gelu", "embedding_bag", "add_bandwidth")
-#: Benchmarks whose time is mostly BLAS sgemm (families gemm and transformer).
-GEMM_BENCHES = ("matmul_fp32", "linear", "bert_layer_infer", "bert_layer_train")
-#: Benchmarks run by ATen's vectorised kernels, chosen by CPU capability.
-VECTORISED_BENCHES = ("layernorm", "softmax", "gelu", "embedding_bag", "add_bandwidth")
 #: FlexiBLAS backends not worth a trial: the reference implementation is never faster.
 SLOW_FLEXIBLAS_BACKENDS = re.compile(r"^(netlib|__fallback__)$", re.I)
 
@@ -171,7 +164,7 @@ def _provider_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
 
 
 def _flexiblas_pool(target: ProbeResult) -> Optional[dict]:
-    return next((p for p in blas_pools(target) if p.get("internal_api") == "flexiblas"), None)
+    return next((p for p in pools(target, "blas") if p.get("internal_api") == "flexiblas"), None)
 
 
 def _flexiblas_applies(target: ProbeResult) -> bool:
@@ -224,8 +217,8 @@ def _passive_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
 
 def _capability_forced(target: ProbeResult) -> bool:
     forced = env_of(target).get("ATEN_CPU_CAPABILITY")
-    best = capability_rank(best_capability(target))
-    return bool(forced) and capability_rank(forced.upper()) < best
+    best, rank = capability_rank(best_capability(target)), capability_rank(forced)
+    return best is not None and rank is not None and rank < best
 
 
 def _unforce_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
@@ -239,7 +232,7 @@ def _capability_low(target: ProbeResult) -> bool:
         return False
     current = current_capability(target)
     best = capability_rank(best_capability(target))
-    return current is not None and capability_rank(current) < best
+    return current is not None and best is not None and capability_rank(current) < best
 
 
 def _raise_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
@@ -250,11 +243,11 @@ def _raise_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
 
 def _preloaded_openmp(target: ProbeResult) -> List[str]:
     entries = re.split(r"[:\s]+", env_of(target).get("LD_PRELOAD", ""))
-    return [e for e in entries if e and OPENMP_RUNTIME.match(os.path.basename(e))]
+    return [e for e in entries if e and openmp_kind(e)]
 
 
 def _two_openmp(target: ProbeResult) -> bool:
-    return len(openmp_runtimes(target)) > 1 and bool(_preloaded_openmp(target))
+    return len(openmp_libraries(target)) > 1 and bool(_preloaded_openmp(target))
 
 
 def _drop_preload_variants(target: ProbeResult, host: BlasHost) -> List[Variant]:
@@ -263,7 +256,7 @@ def _drop_preload_variants(target: ProbeResult, host: BlasHost) -> List[Variant]
             if e and e not in dropped]
     return [Variant("LD_PRELOAD without %s" % ", ".join(os.path.basename(d) for d in dropped),
                     {"LD_PRELOAD": ":".join(kept) or None},
-                    {"openmp_runtimes": len(openmp_runtimes(target)) - 1})]
+                    {"openmp_runtimes": len(openmp_libraries(target)) - 1})]
 
 
 REBUILD_BLAS = ("build against MKL (an imkl dependency, BLAS_INFO=mkl, as the wheels), or make "
@@ -292,10 +285,10 @@ REMEDIES: Tuple[Remedy, ...] = (
            THREADED_BENCHES, _oversubscribed, _passive_variants, SOURCE_WAIT_POLICY),
     Remedy("cpu-capability-unforce", "cpu-capability-low",
            "let ATen pick the CPU capability (ATEN_CPU_CAPABILITY unset)",
-           VECTORISED_BENCHES, _capability_forced, _unforce_variants, SOURCE_CAPABILITY),
+           CAPABILITY_BENCHES, _capability_forced, _unforce_variants, SOURCE_CAPABILITY),
     Remedy("cpu-capability-raise", "cpu-capability-low",
            "raise the ATen CPU capability to the CPU's best (ATEN_CPU_CAPABILITY)",
-           VECTORISED_BENCHES, _capability_low, _raise_variants, SOURCE_CAPABILITY,
+           CAPABILITY_BENCHES, _capability_low, _raise_variants, SOURCE_CAPABILITY,
            REBUILD_CAPABILITY, rebuild_only_if_not_applied=True),
     Remedy("drop-preloaded-openmp", "multiple-openmp",
            "remove the LD_PRELOADed second OpenMP runtime",

@@ -16,9 +16,10 @@ from eb_torchperf.analysis import stats
 from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, compare
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.probe import registry
-from eb_torchperf.diagnosis.remedies import REMEDIES, THREADED_BENCHES, BlasHost, Remedy, Trial, applicable
-from eb_torchperf.diagnosis.facts import (blas_pools, capability_rank, current_capability, mapped,
-                            openmp_runtimes, torch_blas_pools)
+from eb_torchperf.diagnosis.families import THREADED_BENCHES
+from eb_torchperf.diagnosis.remedies import REMEDIES, BlasHost, Remedy, Trial, applicable
+from eb_torchperf.diagnosis.facts import (capability_rank, current_capability, mapped,
+                                         openmp_libraries, pools, torch_blas_pools)
 
 #: Registry families whose rows are "GEMM rows" in summaries (BLAS sgemm dominates).
 GEMM_FAMILIES = ("gemm", "transformer")
@@ -105,7 +106,7 @@ def _check_blas_dir(probe: ProbeResult, folder) -> Tuple[bool, str]:
 
 
 def _check_flexiblas(probe: ProbeResult, wanted) -> Tuple[bool, str]:
-    pool = next((p for p in blas_pools(probe) if p.get("internal_api") == "flexiblas"), {})
+    pool = next((p for p in pools(probe, "blas") if p.get("internal_api") == "flexiblas"), {})
     current = str(pool.get("current_backend") or "")
     names = {os.path.basename(p) for p in mapped(probe)}
     ok = current.lower() == str(wanted).lower() or os.path.basename(str(wanted)) in names
@@ -135,11 +136,13 @@ def _check_capability(probe: ProbeResult, wanted) -> Tuple[bool, str]:
 
 def _check_capability_above(probe: ProbeResult, floor) -> Tuple[bool, str]:
     current = current_capability(probe)
-    return capability_rank(current) > capability_rank(floor), "CPU capability: %s" % current
+    rank, floor_rank = capability_rank(current), capability_rank(floor)
+    took = rank is not None and floor_rank is not None and rank > floor_rank
+    return took, "CPU capability: %s" % current
 
 
 def _check_openmp(probe: ProbeResult, wanted) -> Tuple[bool, str]:
-    runtimes = openmp_runtimes(probe)
+    runtimes = openmp_libraries(probe)
     return len(runtimes) <= wanted, "OpenMP runtimes: %s" % (", ".join(runtimes) or "none")
 
 

@@ -8,47 +8,12 @@ in, display units chosen here); rendering is left to the caller (gpu_cli).
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison
-from eb_torchperf.analysis.configdiff import MISSING, ConfigRow
+from eb_torchperf.present.configdiff import MISSING, ConfigRow
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.rules.gpu import CPU_BOUND_RATIO
+from eb_torchperf.diagnosis.peak import device_name, gpu_peak_for
 from eb_torchperf.probe import registry
 from eb_torchperf.present.terminal import display_unit
-
-#: Dense (no 2:4 sparsity) peak TFLOP/s by device-name substring, first match wins
-#: (so "GH200" and the NVL/PCIe parts come before "H200"/"H100").
-#: The datasheets give tensor-core figures "with sparsity"; dense is half of those.
-#: FP32 is the non-tensor-core rate.
-PEAK_TFLOPS: Tuple[Tuple[str, Dict[str, float], str], ...] = (
-    ("GH200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/"),
-    ("H200 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
-     "https://www.nvidia.com/en-us/data-center/h200/"),
-    ("H200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/h200/"),
-    ("H100 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
-    ("H100 PCIe", {"bf16": 756.5, "fp16": 756.5, "tf32": 378.0, "fp32": 51.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
-    ("H100", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
-    ("A100", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5},
-     "https://www.nvidia.com/en-us/data-center/a100/"),
-)
-
-
-def peak_for(device_name: Optional[str]) -> Optional[Tuple[Dict[str, float], str]]:
-    """(dtype -> dense peak TFLOP/s, source URL) of a device name, None if unknown."""
-    for pattern, peaks, source in PEAK_TFLOPS:
-        if device_name and pattern in device_name:
-            return peaks, source
-    return None
-
-
-def device_name(probe: Optional[ProbeResult]) -> Optional[str]:
-    """Name of the probe's first CUDA device (torch.cuda.get_device_properties)."""
-    devices = ((probe.facts if probe else None) or {}).get("gpu", {}).get("devices") or []
-    return devices[0].get("name") if devices else None
-
 
 class GemmRow(NamedTuple):
     """One GEMM result of one side, in TFLOP/s.
@@ -93,7 +58,7 @@ def gemm_rows(comparisons: Sequence[Comparison], name: Optional[str],
         for rate in (c.target, c.reference):
             if rate is not None:
                 best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), _burst(rate))
-    peaks = (peak_for(name) or ({}, None))[0]
+    peaks = (gpu_peak_for(name) or ({}, None))[0]
     rows = []
     for c in gemms:
         rate = getattr(c, side)

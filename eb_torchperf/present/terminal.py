@@ -8,64 +8,19 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
-from eb_torchperf.analysis.configdiff import ConfigRow
+from eb_torchperf.present.configdiff import ConfigRow
+from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers)
+    display_unit, evidence_text, format_params, format_rate, format_ratio, format_seconds,
+    format_share)
 
 
 #: Width used when output is not a terminal (a log, a pipe): wide enough that the
 #: relative OPS table does not wrap (rich would otherwise assume 80 columns).
 PIPE_WIDTH = 140
-#: Display units for seconds, largest first: (factor, suffix, smallest value shown with it).
-_TIME_UNITS = ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 0.0))
-
-
 def make_console(stderr: bool = False) -> Console:
     """A rich Console; PIPE_WIDTH columns when not writing to a terminal."""
     stream = sys.stderr if stderr else sys.stdout
     return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
-
-
-def format_params(params: dict) -> str:
-    """`{"n": 512, "threads": 1}` -> "n=512 threads=1"."""
-    return " ".join("%s=%s" % (k, v) for k, v in params.items())
-
-
-#: Display unit -> (the next unit up, factor): GPU rates read as "708 TFLOP/s", not
-#: "7.08e+05 GFLOP/s".
-LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
-
-
-def display_unit(unit: str, largest: float) -> Tuple[str, float]:
-    """(unit to show, divisor) for rates up to `largest` in `unit`: the next unit up
-    (LARGER_UNIT) from 1000 on, else `unit` itself."""
-    if unit in LARGER_UNIT and abs(largest) >= 1e3:
-        return LARGER_UNIT[unit]
-    return unit, 1.0
-
-
-def format_rate(rate) -> str:
-    """"123 GFLOP/s", "708 TFLOP/s", "4.24 TB/s" (3 significant digits), "" when absent."""
-    if rate is None:
-        return ""
-    unit, factor = display_unit(rate.unit, rate.value)
-    return "%.3g %s" % (rate.value / factor, unit)
-
-
-def format_ratio(value: Optional[float]) -> str:
-    """Relative OPS as a percentage, "" when absent."""
-    return "" if value is None else "%.1f %%" % (100 * value)
-
-
-def format_seconds(value: float) -> str:
-    """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
-    for factor, suffix, smallest in _TIME_UNITS:
-        if abs(value) >= smallest:
-            return "%.3g %s" % (value / factor, suffix)
-    return "0 s"
-
-
-def format_share(share: Optional[float]) -> str:
-    """Share of the gap as a percentage, "" when the target is not slower."""
-    return "" if share is None else "%.0f %%" % (100 * share)
 
 
 def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
@@ -148,6 +103,7 @@ def print_findings(console: Console, findings: Sequence) -> None:
         console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
                                               escape(f.rule_id), escape(f.title)), highlight=False)
         for name, value in f.evidence.items():
-            console.print("    %s: %s" % (escape(str(name)), escape(str(value))), highlight=False)
+            console.print("    %s: %s" % (escape(str(name)), escape(evidence_text(value))),
+                          highlight=False)
         console.print("    [bold]remedy:[/] %s" % escape(f.advice), highlight=False)
         console.print("    source: %s" % escape(f.source), highlight=False)

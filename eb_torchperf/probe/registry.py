@@ -13,6 +13,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 #: Units of work per call, and the rate each becomes in reports.
 WORK_UNITS = {"flop": "GFLOP/s", "byte": "GB/s", "op": "µs/op"}
 SUITES = ("quick", "full")
+#: What a benchmark's time depends on, beyond its family (Benchmark.stresses).  The
+#: diagnosis derives its benchmark groups from these tags (diagnosis/families.py), so a
+#: new benchmark joins every rule and remedy trial of what it stresses by its tags.
+STRESSES = {
+    "blas": "BLAS sgemm/addmm (MKL, OpenBLAS, FlexiBLAS, reference BLAS)",
+    "onednn": "oneDNN (mkldnn) kernels: convolution, bf16 GEMM",
+    "aten_vectorised": "ATen's vectorised CPU kernels, chosen by CPU capability",
+    "memory_bound": "memory bandwidth more than arithmetic",
+    "intra_op_threads": "torch's intra-op thread pool (OpenMP), all allowed cores",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +43,7 @@ class Benchmark:
         min_sample_s: floor on the seconds of one sample, above the audit's own
             (RunnerOptions.min_sample_s), for benchmarks with a fixed cost per sample
             that more calls per sample must amortise (see suite_gpu's all-reduce).
+        stresses: tags from STRESSES: the libraries and resources its time depends on.
     """
 
     name: str
@@ -44,6 +55,13 @@ class Benchmark:
     available: Callable = lambda torch, facts: None
     description: str = ""
     min_sample_s: float = 0.0
+    stresses: Tuple[str, ...] = ()
+
+    def __post_init__(self):
+        unknown = set(self.stresses) - set(STRESSES)
+        if unknown:
+            raise ValueError("benchmark %r: unknown stresses %s (known: %s)"
+                             % (self.name, sorted(unknown), ", ".join(STRESSES)))
 
     @property
     def suites(self) -> str:

@@ -44,12 +44,14 @@ def _matmul_work(p):
 
 register(Benchmark(
     name="matmul_fp32", device="cpu", family="gemm",
+    stresses=("blas", "intra_op_threads"),
     params={QUICK: ({"n": 512},), FULL: ({"n": 512}, {"n": 1024})},
     setup=_setup_matmul, work=_matmul_work,
     description="square fp32 GEMM (torch.mm): BLAS / MKL sgemm"))
 
 register(Benchmark(
     name="matmul_bf16", device="cpu", family="gemm",
+    stresses=("onednn",),
     params={QUICK: ({"n": 512, "dtype": "bfloat16"},),
             FULL: ({"n": 1024, "dtype": "bfloat16"},)},
     setup=_setup_matmul, work=_matmul_work, available=_bf16_available,
@@ -57,6 +59,7 @@ register(Benchmark(
 
 register(Benchmark(
     name="thread_scaling", device="cpu", family="threads",
+    stresses=("blas",),
     params={QUICK: ({"n": 512, "threads": 1}, {"n": 512, "threads": "all"}),
             FULL: ({"n": 1024, "threads": 1}, {"n": 1024, "threads": "all"})},
     setup=_setup_matmul, work=_matmul_work,
@@ -77,6 +80,7 @@ def _setup_linear(torch, p):
 
 register(Benchmark(
     name="linear", device="cpu", family="gemm",
+    stresses=("blas", "intra_op_threads"),
     params={QUICK: ({"tokens": 256, "in": 1024, "out": 1024},),
             FULL: ({"tokens": 256, "in": 1024, "out": 1024},
                    {"tokens": 2048, "in": 1024, "out": 4096})},
@@ -99,6 +103,7 @@ def _setup_conv(torch, p):
 
 register(Benchmark(
     name="conv3x3", device="cpu", family="conv",
+    stresses=("onednn", "intra_op_threads"),
     params={QUICK: ({"batch": 4, "channels": 64, "hw": 56},),
             FULL: ({"batch": 16, "channels": 64, "hw": 56},
                    {"batch": 16, "channels": 256, "hw": 14})},
@@ -149,11 +154,13 @@ _BERT = {QUICK: ({"batch": 1, "seq": 64, "hidden": 768},),
 
 register(Benchmark(
     name="bert_layer_infer", device="cpu", family="transformer",
+    stresses=("blas", "intra_op_threads"),
     params=_BERT, setup=_setup_bert_infer, work=lambda p: (_encoder_flops(p), "flop"),
     description="BERT-base-like TransformerEncoderLayer, eval forward"))
 
 register(Benchmark(
     name="bert_layer_train", device="cpu", family="transformer",
+    stresses=("blas", "intra_op_threads"),
     params=_BERT, setup=_setup_bert_train, work=lambda p: (3 * _encoder_flops(p), "flop"),
     description="BERT-base-like TransformerEncoderLayer, forward + backward"))
 
@@ -181,6 +188,7 @@ for _name, _shape, _what in (("layernorm", (8192, 768), "LayerNorm over hidden 7
                              ("gelu", (4096, 3072), "GELU on the FFN activation")):
     register(Benchmark(
         name=_name, device="cpu", family="vectorised",
+        stresses=("aten_vectorised", "memory_bound", "intra_op_threads"),
         params={QUICK: ({"rows": _shape[0], "cols": _shape[1]},),
                 FULL: ({"rows": _shape[0], "cols": _shape[1]},)},
         setup=_setup_unary("layer_norm" if _name == "layernorm" else _name),
@@ -204,6 +212,7 @@ def _setup_embedding_bag(torch, p):
 
 register(Benchmark(
     name="embedding_bag", device="cpu", family="embedding",
+    stresses=("memory_bound", "intra_op_threads"),
     params={QUICK: ({"rows": 200000, "dim": 64, "bags": 4096, "per_bag": 20},),
             FULL: ({"rows": 1000000, "dim": 128, "bags": 8192, "per_bag": 40},)},
     setup=_setup_embedding_bag,
@@ -221,6 +230,7 @@ def _setup_add(torch, p):
 
 register(Benchmark(
     name="add_bandwidth", device="cpu", family="memory",
+    stresses=("memory_bound", "intra_op_threads"),
     params={QUICK: ({"numel": 1 << 24},), FULL: ({"numel": 1 << 25},)},
     setup=_setup_add, work=lambda p: (3.0 * 4 * p["numel"], "byte"),
     description="elementwise add over a large fp32 tensor (bytes read + written)"))

@@ -9,6 +9,35 @@ from typing import Dict, Iterable, Optional, Tuple
 
 #: Severities in increasing order; exit-status policy compares by this order.
 SEVERITIES = ("info", "warning", "error")
+#: Units a quantity evidence value may carry (formatted by present/units.py):
+#: "ratio" relative OPS (1.0 = 100 %), "fraction" of a peak or of a gap, "s" seconds,
+#: "x" a factor, "cores"/"count" whole numbers, and the rate units of measurements.
+QUANTITY_UNITS = ("ratio", "fraction", "s", "x", "cores", "count",
+                  "GFLOP/s", "GB/s", "µs/op", "MHz", "CPUs")
+
+
+def quantity(value: Optional[float], unit: str, low: Optional[float] = None,
+             high: Optional[float] = None, **notes) -> dict:
+    """A measured figure as an evidence value: raw number plus unit, JSON-ready.
+
+    Args:
+        value: in `unit` (ratios as fractions, times in seconds).
+        unit: one of QUANTITY_UNITS.
+        low, high: a 95 % interval, same unit.
+        notes: extra keys, e.g. reference=0.046 (the reference side's value, same
+            unit), noisy=True.
+
+    Raises:
+        ValueError: unknown unit.
+    """
+    if unit not in QUANTITY_UNITS:
+        raise ValueError("unknown quantity unit %r (choose from %s)"
+                         % (unit, ", ".join(QUANTITY_UNITS)))
+    out = {"value": value, "unit": unit}
+    if low is not None and high is not None:
+        out.update(low=low, high=high)
+    out.update(notes)
+    return out
 
 
 def severity_rank(severity: str) -> int:
@@ -32,7 +61,8 @@ class Finding:
         rule_id: stable identifier, e.g. "blas-not-mkl".
         severity: one of SEVERITIES.
         title: one line, what is wrong.
-        evidence: name -> value (config values, measured figures with units).
+        evidence: name -> value: config values as they are, measured figures as
+            `quantity()` dicts (raw number and unit; formatted only by present/units).
         advice: the remedy, phrased for EasyBuild users (easyconfig, module, eb option).
         source: URL of the public report or documentation the rule rests on.
         subject: what it is about (e.g. "target", an easyconfig path); may be empty.

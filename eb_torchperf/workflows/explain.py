@@ -29,14 +29,13 @@ from eb_torchperf import __version__
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.errors import ConfigError, ProbeError, SchemaError
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import AuditResult, load_document, save_document
 from eb_torchperf.probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
 from eb_torchperf.analysis.profile_diff import (MIN_SHARE, RULE_BACKENDS, ProfileDiff, WorkloadProfile,
                            combine_diffs, diff_profiles)
 from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
-from eb_torchperf.present.terminal import format_seconds, format_share
 from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed, summarize_trial
 
 EXPLAIN_SCHEMA_VERSION = 1
@@ -228,13 +227,14 @@ class ExplainResult:
         save_document(path, self.to_json())
 
 
-def profile_evidence(diff: ProfileDiff, backend: str) -> Dict[str, str]:
+def profile_evidence(diff: ProfileDiff, backend: str) -> Dict[str, object]:
     """Evidence for a Finding: how much of `diff`'s gap backend `backend` holds.
 
-    Display strings, as the rules' evidence (rules/evidence.py), e.g.
-    {"profile: BLAS or oneDNN (GEMM)": "98 % of the gap: 3.95 s vs 46 ms self CPU per
-    step (all workloads)", "profile: largest operator": "aten::addmm accounts for 96 %
-    of the gap (3.9 s vs 45 ms per step)"}.
+    Values, as the rules' evidence (records.findings.quantity), e.g.
+    {"profile: BLAS or oneDNN (GEMM), share of the gap": quantity(0.98, "fraction"),
+    "profile: BLAS or oneDNN (GEMM), self CPU per step": quantity(3.95, "s",
+    reference=0.046, workload="all workloads"), "profile: largest operator": "aten::addmm",
+    "profile: largest operator, share of the gap": quantity(0.96, "fraction"), ...}.
 
     Args:
         diff: a profile diff (usually ExplainResult.overall).
@@ -242,26 +242,24 @@ def profile_evidence(diff: ProfileDiff, backend: str) -> Dict[str, str]:
 
     Returns:
         {} when no operator of that backend ran; the largest operator only when the
-        backend holds part of the gap and the operator at least MIN_SHARE of it.
+        backend holds part of the gap and the operator at least MIN_SHARE of it.  The
+        share is None when the target is not slower overall, <= 0 when it is not
+        slower in this backend.
     """
     share = diff.backend(backend)
     if share is None:
         return {}
-    times = "%s vs %s self CPU per step (%s)" % (
-        format_seconds(share.target_s), format_seconds(share.reference_s), diff.workload)
-    if share.share is None:
-        text = "%s; the target is not slower overall" % times
-    elif share.share <= 0:
-        text = "none of the gap, the target is not slower here: %s" % times
-    else:
-        text = "%s of the gap: %s" % (format_share(share.share), times)
-    evidence = {"profile: %s" % share.title: text}
+    head = "profile: %s" % share.title
+    evidence = {head + ", share of the gap": quantity(share.share, "fraction"),
+                head + ", self CPU per step": quantity(share.target_s, "s",
+                                                       reference=share.reference_s),
+                head + ", workload": diff.workload}
     top = next(d for d in diff.ops if d.backend == backend)
     if share.share is not None and share.share > 0 and (top.share or 0) >= MIN_SHARE:
-        evidence["profile: largest operator"] = (
-            "%s accounts for %s of the gap (%s vs %s per step)" % (
-                top.op, format_share(top.share), format_seconds(top.target_s),
-                format_seconds(top.reference_s)))
+        evidence["profile: largest operator"] = top.op
+        evidence["profile: largest operator, share of the gap"] = quantity(top.share, "fraction")
+        evidence["profile: largest operator, per step"] = quantity(
+            top.target_s, "s", reference=top.reference_s)
     return evidence
 
 

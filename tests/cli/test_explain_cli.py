@@ -36,8 +36,10 @@ def test_explain_profiles_a_stored_baseline(tmp_path, capsys, debian_python, whe
     assert result.trials == () and result.rebuild == () and result.errors == ()
     assert result.results_file == path
     findings = {f.rule_id: f for f in load_results(path).findings}
-    assert findings["blas-not-mkl"].evidence["profile: BLAS or oneDNN (GEMM)"].endswith(
-        "self CPU per step (all workloads)")
+    evidence = findings["blas-not-mkl"].evidence
+    assert evidence["profile: BLAS or oneDNN (GEMM), workload"] == "all workloads"
+    per_step = evidence["profile: BLAS or oneDNN (GEMM), self CPU per step"]
+    assert per_step["unit"] == "s" and per_step["value"] > per_step["reference"] > 0
     assert "## Explain: profile diff and remedy trials" in (
         tmp_path / "torchperf-x.md").read_text()
     out = capsys.readouterr().out

@@ -4,9 +4,10 @@ import os
 
 import pytest
 
-from eb_torchperf.diagnosis.remedies import (GEMM_BENCHES, REMEDIES, BlasHost, applicable,
+from eb_torchperf.diagnosis.families import GEMM_BENCHES
+from eb_torchperf.diagnosis.remedies import (REMEDIES, BlasHost, applicable,
                                    discover_host)
-from eb_torchperf.diagnosis.facts import (best_capability, current_capability, openmp_runtimes,
+from eb_torchperf.diagnosis.facts import (best_capability, current_capability, openmp_libraries,
                                         torch_blas_pools, usable_cores)
 
 from explain_helpers import (DEBIAN_FACTS, EASYBUILD_CONFIG, WHEEL_FACTS, facts_for_config,
@@ -67,11 +68,13 @@ def test_runtime_facts_of_real_probes():
     assert current_capability(wheel) == "AVX512"  # torch.backends.cpu.get_cpu_capability()
     assert best_capability(debian) == "AVX512"
     assert usable_cores(debian) == 2
-    assert openmp_runtimes(debian) == ["/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"]
+    assert openmp_libraries(debian) == ["/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"]
 
 
-@pytest.mark.parametrize("allowed, quota, expected", [(4, None, 4), (4, 1.5, 1), (4, 8.0, 4),
-                                                      (4, 0.5, 1)])
+# a fractional quota rounds up (1.5 CPUs -> 2): the finding threads-vs-cores and the
+# remedy trials that confirm it read this one function (diagnosis/facts.usable_cores)
+@pytest.mark.parametrize("allowed, quota, expected", [(4, None, 4), (4, 1.5, 2), (4, 8.0, 4),
+                                                      (4, 0.5, 1), (1, 1.5, 1)])
 def test_usable_cores_caps_by_cgroup_quota(allowed, quota, expected):
     facts = facts_for_config(EASYBUILD_CONFIG, 1, allowed)
     facts["cpu"]["cgroup_cpu_quota"] = quota

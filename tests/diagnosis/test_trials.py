@@ -8,7 +8,8 @@ import pytest
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.diagnosis.remedies import GEMM_BENCHES, THREADED_BENCHES, BlasHost, Trial
+from eb_torchperf.diagnosis.families import GEMM_BENCHES, THREADED_BENCHES
+from eb_torchperf.diagnosis.remedies import BlasHost, Trial
 from eb_torchperf.diagnosis.trials import (TrialResult, TrialRow, check_effect, combine_trials, judge,
                                  plan_trials, rebuild_needed, summarize_trial)
 

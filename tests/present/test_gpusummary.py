@@ -5,6 +5,7 @@ import pathlib
 import pytest
 
 from eb_torchperf.present import gpusummary
+from eb_torchperf.diagnosis import peak
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.records.measurements import load_results
 
@@ -16,14 +17,14 @@ DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
     ("NVIDIA H100 80GB HBM3", 989.5, "h100"), ("NVIDIA H100 PCIe", 756.5, "h100"),
     ("NVIDIA GH200 480GB", 989.5, "grace-hopper"), ("NVIDIA A100-SXM4-80GB", 312.0, "a100")])
 def test_peak_for_known_devices(name, bf16, source_part):
-    peaks, source = gpusummary.peak_for(name)
+    peaks, source = peak.gpu_peak_for(name)
     assert peaks["bf16"] == bf16
     assert source_part in source
 
 
 def test_peak_for_unknown_device():
-    assert gpusummary.peak_for("NVIDIA GeForce RTX 4090") is None
-    assert gpusummary.peak_for(None) is None
+    assert peak.gpu_peak_for("NVIDIA GeForce RTX 4090") is None
+    assert peak.gpu_peak_for(None) is None
 
 
 def test_rows_of_the_h200_audit():
@@ -75,7 +76,7 @@ def test_burst_gemm_of_the_two_gpu_quick_audit_is_within_95_percent_of_cublas_be
 
 def test_build_table_shows_the_loaded_cudnn_not_torchs_compact_text():
     """torch 2.11 prints "CuDNN 91.9" for cuDNN 9.19.0 in its config text."""
-    from eb_torchperf.analysis.configdiff import config_rows
+    from eb_torchperf.present.configdiff import config_rows
     result = load_results(DATA / "h200x2-quick-normal.json")
     assert result.target.build.cudnn_runtime == "91.9"
     rows = {r.label: r.target for r in config_rows(result.target, result.reference)}

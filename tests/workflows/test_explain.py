@@ -9,6 +9,7 @@ import json
 import pytest
 from rich.console import Console
 
+from eb_torchperf.present.units import evidence_text
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.diagnosis.diagnose import RULE_MODULES, diagnose
 from eb_torchperf.errors import ConfigError, SchemaError
@@ -114,12 +115,17 @@ def test_a_blas_finding_gains_the_profile_share():
     other = Finding("march-native", "warning", "-march=native", {}, "drop it", "x")
     annotated = annotate_findings([blas, other], document().overall)
     assert annotated[1] is other
-    assert annotated[0].evidence == {
-        "BLAS_INFO": "generic",
-        "profile: BLAS or oneDNN (GEMM)": "100 % of the gap: 3.9 s vs 45 ms self CPU per step "
-                                          "(all workloads)",
-        "profile: largest operator": "aten::addmm accounts for 100 % of the gap "
-                                     "(3.9 s vs 45 ms per step)"}
+    evidence = annotated[0].evidence
+    assert evidence["BLAS_INFO"] == "generic"
+    head = "profile: BLAS or oneDNN (GEMM)"
+    assert evidence[head + ", share of the gap"]["unit"] == "fraction"
+    assert round(evidence[head + ", share of the gap"]["value"], 2) == 1.0
+    assert evidence[head + ", workload"] == "all workloads"
+    assert evidence["profile: largest operator"] == "aten::addmm"
+    # values in, text only where it is shown (present/units.py)
+    assert evidence_text(evidence[head + ", self CPU per step"]) == "3.9 s vs 45 ms"
+    assert evidence_text(evidence["profile: largest operator, share of the gap"]) == "100.0 %"
+    assert evidence_text(evidence["profile: largest operator, per step"]) == "3.9 s vs 45 ms"
     assert annotate_findings([blas], None) == (blas,)
 
 
@@ -131,24 +137,31 @@ def test_diagnosis_findings_gain_the_bert_profile():
     diff = diff_profiles(side("target", DEBIAN_BERT_EVAL), side("reference", WHEEL_BERT_EVAL))
     findings = {f.rule_id: f for f in annotate_findings(
         diagnose(golden_result()), diff)}
-    assert findings["blas-not-mkl"].evidence["profile: BLAS or oneDNN (GEMM)"] == (
-        "101 % of the gap: 830 ms vs 35 ms self CPU per step (bert_layer_infer)")
-    assert findings["blas-not-mkl"].evidence["profile: largest operator"] == (
-        "aten::addmm accounts for 40 % of the gap (325 ms vs 10.8 ms per step)")
+    evidence = findings["blas-not-mkl"].evidence
+    head = "profile: BLAS or oneDNN (GEMM)"
+    assert round(evidence[head + ", share of the gap"]["value"], 2) == 1.01
+    assert evidence_text(evidence[head + ", self CPU per step"]) == "830 ms vs 35 ms"
+    assert evidence[head + ", workload"] == "bert_layer_infer"
+    assert evidence["profile: largest operator"] == "aten::addmm"
+    assert round(evidence["profile: largest operator, share of the gap"]["value"], 2) == 0.40
+    assert evidence_text(evidence["profile: largest operator, per step"]) == "325 ms vs 10.8 ms"
     assert not any(k.startswith("profile") for k in findings["mkl-missing"].evidence)
 
 
 def test_vectorised_evidence_when_the_target_is_faster_there():
     diff = diff_profiles(side("target", DEBIAN_BERT_EVAL), side("reference", WHEEL_BERT_EVAL))
-    assert profile_evidence(diff, "vectorised") == {
-        "profile: ATen vectorised kernels (CPU capability)":
-            "none of the gap, the target is not slower here: 160 µs vs 4.05 ms self CPU per "
-            "step (bert_layer_infer)"}
+    vectorised = profile_evidence(diff, "vectorised")
+    head = "profile: ATen vectorised kernels (CPU capability)"
+    assert vectorised[head + ", share of the gap"]["value"] <= 0  # the target is not slower
+    assert evidence_text(vectorised[head + ", self CPU per step"]) == "160 µs vs 4.05 ms"
+    assert "profile: largest operator" not in vectorised
     assert profile_evidence(diff, "conv") == {}
     faster = diff_profiles(side("target", WHEEL_BERT_EVAL), side("reference", DEBIAN_BERT_EVAL))
-    assert profile_evidence(faster, "blas") == {
-        "profile: BLAS or oneDNN (GEMM)": "35 ms vs 830 ms self CPU per step "
-                                          "(bert_layer_infer); the target is not slower overall"}
+    blas = profile_evidence(faster, "blas")
+    head = "profile: BLAS or oneDNN (GEMM)"
+    assert blas[head + ", share of the gap"] == {"value": None, "unit": "fraction"}
+    assert evidence_text(blas[head + ", self CPU per step"]) == "35 ms vs 830 ms"
+    assert evidence_text(blas[head + ", share of the gap"]) == "unknown"
 
 
 def test_rule_backends_name_rule_ids_of_the_diagnosis():

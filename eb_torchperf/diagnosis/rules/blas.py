@@ -11,12 +11,13 @@ config says why, the measurement says how much it matters on this machine.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.bounds import Bound, check_bound, grade_low, lower_limits
-from eb_torchperf.diagnosis.evidence import (GEMM_BENCHES, SOURCE_931, family_ratio, gemm_rows, grade_gemm_peak,
-                       is_x86_64, pct, rate_evidence, ratio_evidence, upstream, with_ratio)
-from eb_torchperf.diagnosis.libraries import pools, torch_blas
+from eb_torchperf.diagnosis.evidence import (GEMM_BENCHES, SOURCE_931, family_ratio, gemm_rows,
+                                            grade_gemm_peak, is_x86_64, rate_evidence,
+                                            ratio_evidence, upstream, with_ratio)
+from eb_torchperf.diagnosis.facts import pools, torch_blas
 
 SOURCE_EASYBLOCK = ("https://github.com/easybuilders/easybuild-easyblocks/blob/develop/"
                     "easybuild/easyblocks/p/pytorch.py")
@@ -55,7 +56,7 @@ def _severity_from_reference(rows, reference) -> Optional[tuple]:
     ratio = family_ratio(rows)
     if ratio is None or reference is None or reference.build.blas_info != "mkl":
         return None
-    evidence = {"GEMM relative OPS, geometric mean": pct(ratio),
+    evidence = {"GEMM relative OPS, geometric mean": quantity(ratio, "ratio"),
                 "bounds": lower_limits(GEMM_ERROR, GEMM_WARNING)}
     evidence.update(ratio_evidence(rows))
     return grade_low(ratio, GEMM_ERROR, GEMM_WARNING), evidence, ratio
@@ -68,7 +69,7 @@ def _speedup_evidence(comparisons) -> dict:
     for side in ("target", "reference"):
         speedup = thread_scaling(comparisons, side)
         if speedup is not None:
-            evidence["GEMM speed-up 1 thread → all cores, %s" % side] = "%.2fx" % speedup
+            evidence["GEMM speed-up 1 thread → all cores, %s" % side] = quantity(speedup, "x")
     return evidence
 
 
@@ -100,7 +101,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
     evidence.update(_speedup_evidence(comparisons))
     title = "PyTorch's BLAS is %s (BLAS_INFO=%s), not MKL" % (kind, blas_info)
     if ratio is not None:
-        title += ": GEMM at %s of the reference" % pct(ratio)
+        title += ": GEMM at %.1f %% of the reference" % (100 * ratio)
     return [Finding("blas-not-mkl", severity, title, evidence,
                     ADVICE_BLAS + ADVICE_BY_KIND.get(kind, ""), SOURCE_931, "target")]
 

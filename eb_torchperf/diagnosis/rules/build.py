@@ -9,13 +9,14 @@ where one applies.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
-from eb_torchperf.analysis.configdiff import cpu_capability
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.bounds import Bound, below, check_bound, grade_low
-from eb_torchperf.diagnosis.evidence import (ONEDNN_BENCHES, SOURCE_931, VECTORISED_BENCHES, capability_rank, cpu_max_capability,
-                       env_of, family_ratio, machine, pct, ratio_evidence,
-                       same_minor_version, same_version_upstream, upstream, with_ratio)
+from eb_torchperf.diagnosis.evidence import (ONEDNN_BENCHES, SOURCE_931, VECTORISED_BENCHES,
+                                            family_ratio, ratio_evidence, same_minor_version,
+                                            same_version_upstream, upstream, with_ratio)
+from eb_torchperf.diagnosis.facts import (best_capability, capability_rank, cpu_capability,
+                                         env_of, machine)
 
 SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
 SOURCE_CAPABILITY = ("https://pytorch.org/docs/stable/backends.html"
@@ -90,7 +91,7 @@ def cpu_capability_low(target: ProbeResult, reference: Optional[ProbeResult],
     same-version reference); info when upstream selects the same capability.
     Source: torch.backends.cpu.get_cpu_capability (SOURCE_CAPABILITY), DispatchStub.cpp.
     """
-    current, cpu_max = cpu_capability(target), cpu_max_capability(target)
+    current, cpu_max = cpu_capability(target), best_capability(target)
     if capability_rank(current) is None or cpu_max is None:
         return []
     if capability_rank(current) >= capability_rank(cpu_max):
@@ -194,8 +195,8 @@ def no_openmp(target: ProbeResult, reference: Optional[ProbeResult],
                 "ATen parallel backend": backend,
                 "allowed cores": target.fact("cpu", "allowed_cores")}
     if speedup is not None:
-        evidence["GEMM speed-up, 1 thread → all cores"] = "%.2fx (%s per core)" % (
-            speedup, pct(eff))
+        evidence["GEMM speed-up, 1 thread → all cores"] = quantity(speedup, "x")
+        evidence["parallel efficiency per core"] = quantity(eff, "fraction")
     return [Finding("no-openmp-scaling", severity,
                     "Intra-op parallelism does not speed PyTorch up", evidence,
                     "Build with OpenMP (USE_OPENMP=1, the easyblock's default; do not pass "

@@ -10,7 +10,7 @@ GPU: on a CPU-only machine these settings change nothing.
 from typing import Dict, List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.gpu_facts import arch_support, cudnn_compatible
@@ -59,8 +59,9 @@ def _env(probe: Optional[ProbeResult], name: str) -> Optional[str]:
     return ((probe.facts if probe else None) or {}).get("env", {}).get(name)
 
 
-def _us(seconds: Optional[float]) -> Optional[float]:
-    return None if seconds is None else round(seconds * 1e6, 2)
+def _us(seconds: Optional[float]) -> Optional[dict]:
+    """Seconds per call as a quantity (shown in µs by present/units)."""
+    return None if seconds is None else quantity(seconds, "s")
 
 
 def _label(c: Comparison) -> str:
@@ -79,12 +80,13 @@ def measured_effect(comparisons: Sequence[Comparison]) -> Dict[str, object]:
     cuda = [c for c in _cuda_comparisons(comparisons) if c.relative_ops is not None]
     launch = [c for c in cuda if c.bench == LAUNCH_BENCH and not c.params.get("sync")]
     if launch:
-        evidence["launch µs/op target"] = round(launch[0].target.value, 2)
-        evidence["launch µs/op reference"] = round(launch[0].reference.value, 2)
+        evidence["launch µs/op target"] = quantity(launch[0].target.value, "µs/op")
+        evidence["launch µs/op reference"] = quantity(launch[0].reference.value, "µs/op")
     if cuda:
         worst = min(cuda, key=lambda c: c.relative_ops)
         evidence["slowest GPU benchmark"] = _label(worst)
-        evidence["its relative OPS %"] = round(100 * worst.relative_ops, 1)
+        evidence["its relative OPS"] = quantity(worst.relative_ops, "ratio",
+                                                worst.ci_low, worst.ci_high)
     return evidence
 
 
@@ -97,11 +99,11 @@ def _cpu_gpu(rate) -> Optional[tuple]:
 def _cpu_bound_finding(c: Comparison, target: tuple, reference: Optional[tuple]) -> Finding:
     evidence = {"benchmark": _label(c), "target CPU µs/call": _us(target[0]),
                 "target GPU µs/call": _us(target[1]),
-                "target CPU/GPU": round(target[0] / target[1], 2)}
+                "target CPU/GPU": quantity(target[0] / target[1], "x")}
     if reference:
         evidence.update({"reference CPU µs/call": _us(reference[0]),
                          "reference GPU µs/call": _us(reference[1]),
-                         "reference CPU/GPU": round(reference[0] / reference[1], 2)})
+                         "reference CPU/GPU": quantity(reference[0] / reference[1], "x")})
     return Finding(
         "gpu-cpu-bound", "warning" if reference else "info",
         "GPU work is CPU-bound: the host needs at least as long to issue %s as the GPU "
@@ -145,9 +147,9 @@ def rule_launch_latency(target: ProbeResult, reference: Optional[ProbeResult],
         slowdown = 1.0 / c.relative_ops
         if slowdown < LAUNCH_SLOWDOWN:
             continue
-        evidence = {"benchmark": _label(c), "target µs/op": round(c.target.value, 2),
-                    "reference µs/op": round(c.reference.value, 2),
-                    "slowdown": round(slowdown, 2)}
+        evidence = {"benchmark": _label(c), "target µs/op": quantity(c.target.value, "µs/op"),
+                    "reference µs/op": quantity(c.reference.value, "µs/op"),
+                    "slowdown": quantity(slowdown, "x")}
         for side, rate in (("target", c.target), ("reference", c.reference)):
             if "cpu_s" in rate.extra_s:
                 evidence["%s CPU µs/op" % side] = _us(rate.extra_s["cpu_s"])

@@ -8,12 +8,11 @@ was built; most remedies are module environment variables or job settings.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.analysis.peak import effective_cores
 from eb_torchperf.diagnosis.bounds import Bound, above, check_bound, describe, within
-from eb_torchperf.diagnosis.evidence import SOURCE_931, cores_text, env_of, grade_gemm_peak, is_x86_64, pct
-from eb_torchperf.diagnosis.libraries import openmp_runtimes
+from eb_torchperf.diagnosis.evidence import SOURCE_931, cores_evidence, grade_gemm_peak
+from eb_torchperf.diagnosis.facts import env_of, is_x86_64, openmp_runtimes, usable_cores
 
 SOURCE_MULTI_OPENMP = "https://github.com/joblib/threadpoolctl/blob/master/multiple_openmp.md"
 SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
@@ -85,21 +84,21 @@ def threads_vs_cores(target: ProbeResult, reference: Optional[ProbeResult],
     is pinned by inherited binding settings (class 7 reports that).
     Source: PyTorch CPU tuning guide (SOURCE_TUNING).
     """
-    threads, cores = target.fact("torch", "intra_op_threads"), effective_cores(target)
+    threads, cores = target.fact("torch", "intra_op_threads"), usable_cores(target)
     if not threads or not cores or _pinned(target):
         return []
     per_core = threads / cores
     if within(per_core, THREADS_PER_CORE):
         return []
     env = env_of(target)
-    evidence = {"intra-op threads": threads, "usable cores": cores_text(target),
-                "threads per usable core": round(per_core, 2),
+    evidence = {"intra-op threads": threads, **cores_evidence(target),
+                "threads per usable core": quantity(per_core, "x"),
                 "bound": describe(THREADS_PER_CORE),
                 "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "not set"),
                 "MKL_NUM_THREADS": env.get("MKL_NUM_THREADS", "not set")}
     speedup = thread_scaling(comparisons, "target")
     if speedup is not None:
-        evidence["measured GEMM speed-up, 1 thread → %d" % cores] = "%.2fx" % speedup
+        evidence["measured GEMM speed-up, 1 thread → %d" % cores] = quantity(speedup, "x")
     if above(per_core, THREADS_PER_CORE):
         severity = "error" if above(per_core, THREADS_PER_CORE_ERROR) else "warning"
         title = "%d intra-op threads on %d usable cores: oversubscribed" % (threads, cores)
@@ -153,7 +152,7 @@ def denormal_slowdown(target: ProbeResult, reference: Optional[ProbeResult],
     normal, denormal = _denormal_times(comparisons)
     if not normal or not denormal or not above(denormal / normal, DENORMAL_SLOWDOWN):
         return []
-    evidence = {"denormal / normal time": "%.1fx" % (denormal / normal),
+    evidence = {"denormal / normal time": quantity(denormal / normal, "x"),
                 "flush-to-zero supported": target.fact("torch", "flush_denormal_supported"),
                 "bound": describe(DENORMAL_SLOWDOWN)}
     return [Finding("denormal-slowdown", "info",
@@ -186,7 +185,7 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
     """Without a reference: an MKL build's best GEMM far below the nominal peak.
 
     Non-MKL builds are graded by rules.blas.blas_not_mkl instead.  Bounds
-    evidence.PEAK_ERROR / PEAK_WARNING; peak model in eb_torchperf.analysis.peak.  Source: SOURCE_931 (which models
+    evidence.PEAK_ERROR / PEAK_WARNING; peak model in eb_torchperf.diagnosis.peak.  Source: SOURCE_931 (which models
     suffered), peak.FLOP_PER_CYCLE_FP32 (the peak).
     """
     if any(c.relative_ops is not None for c in comparisons) or target.build.blas_info != "mkl" \
@@ -197,7 +196,7 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
         return []
     severity, evidence, best = graded
     return [Finding("gemm-below-peak", severity,
-                    "GEMM reaches only %s of this machine's nominal peak" % pct(best), evidence,
+                    "GEMM reaches only %.1f %% of this machine's nominal peak" % (100 * best), evidence,
                     "Audit against the upstream wheel (--reference wheel) to tell a slow build "
                     "from a busy or throttled node; check the threads and governor findings.",
                     SOURCE_931, "target")]

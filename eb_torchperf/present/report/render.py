@@ -8,12 +8,13 @@ here; templates only lay out.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
-from eb_torchperf.analysis.configdiff import config_rows
+from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.workflows.explain import ExplainResult
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings, worst
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
-from eb_torchperf.analysis.peak import clock_mhz, peak_fractions
-from eb_torchperf.diagnosis.evidence import cores_text
+from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions
+from eb_torchperf.diagnosis.evidence import cores_evidence
+from eb_torchperf.present.units import evidence_text
 from eb_torchperf.present.report.chart import Bar, chart
 from eb_torchperf.present.report.explain_view import explain_view
 from eb_torchperf.present.report.tables import comparison_frame, format_params, ops_rows, pct, raw_rows
@@ -68,7 +69,7 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
 
 def _finding_view(finding: Finding) -> dict:
     return {"rule_id": finding.rule_id, "severity": finding.severity, "title": finding.title,
-            "evidence": [{"name": str(k), "value": _display(v)}
+            "evidence": [{"name": str(k), "value": evidence_text(v)}
                          for k, v in finding.evidence.items()],
             "advice": finding.advice, "source": finding.source, "subject": finding.subject}
 
@@ -127,7 +128,8 @@ RUNTIME_ROWS = (
         p.fact("torch", "intra_op_threads"), p.fact("torch", "interop_threads"))),
     ("omp_get_max_threads / mkl_get_max_threads", lambda p: "%s / %s" % (
         p.parallel.get("omp_max_threads", MISSING), p.parallel.get("mkl_max_threads", MISSING))),
-    ("usable cores", cores_text),
+    ("usable cores", lambda p: "%s (affinity %s, cgroup CPU quota %s)" % tuple(
+        evidence_text(v) for v in cores_evidence(p).values())),
     ("logical cores", lambda p: _display(p.fact("cpu", "logical_cores"))),
     ("CPU", _cpu_text),
     ("CPU flags", lambda p: " ".join(p.fact("cpu", "flags") or ()) or MISSING),

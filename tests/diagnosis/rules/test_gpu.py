@@ -42,8 +42,8 @@ def test_cpu_bound_at_ratio_one_where_the_reference_was_gpu_bound():
     findings = gpu.rule_cpu_bound(_probe(), _probe("reference"),
                                   [_linear(100e-6, 100e-6, 21.7e-6, 102e-6)])
     assert [(f.rule_id, f.severity) for f in findings] == [("gpu-cpu-bound", "warning")]
-    assert findings[0].evidence["target CPU/GPU"] == 1.0
-    assert findings[0].evidence["reference CPU µs/call"] == 21.7
+    assert findings[0].evidence["target CPU/GPU"] == {"value": 1.0, "unit": "x"}
+    assert findings[0].evidence["reference CPU µs/call"] == {"value": 21.7e-6, "unit": "s"}
     assert findings[0].source == "https://github.com/NVIDIA/TransformerEngine/issues/2053"
 
 
@@ -79,7 +79,7 @@ def test_launch_latency_threshold(target_us, flagged):
     assert bool(findings) is flagged
     if flagged:
         assert findings[0].title == "Kernel launch latency is 1.5x the reference's"
-        assert findings[0].evidence["reference µs/op"] == 10.0
+        assert findings[0].evidence["reference µs/op"] == {"value": 10.0, "unit": "µs/op"}
 
 
 def test_launch_latency_needs_significance():
@@ -198,10 +198,12 @@ def test_h200_caching_allocator_disabled_is_caught_with_its_cost(run, slowest_pc
     assert evidence["PYTORCH_NO_CUDA_MEMORY_CACHING (target)"] == "1"
     assert evidence["PYTORCH_NO_CUDA_MEMORY_CACHING (reference)"] is None
     assert evidence["slowest GPU benchmark"].startswith("linear_cuda_fwd")
-    assert evidence["its relative OPS %"] == slowest_pct
-    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == launch_us
+    assert round(100 * evidence["its relative OPS"]["value"], 1) == slowest_pct
+    assert (round(evidence["launch µs/op target"]["value"], 2),
+            round(evidence["launch µs/op reference"]["value"], 2)) == launch_us
     cpu_bound = found["gpu-cpu-bound"].evidence
-    assert (cpu_bound["target CPU µs/call"], cpu_bound["target GPU µs/call"]) == cpu_gpu_us
+    assert (round(cpu_bound["target CPU µs/call"]["value"] * 1e6, 2),
+            round(cpu_bound["target GPU µs/call"]["value"] * 1e6, 2)) == cpu_gpu_us
 
 
 @pytest.mark.parametrize("run, launch_us, slowdown", [
@@ -210,5 +212,6 @@ def test_h200_launch_blocking_is_caught_with_its_cost(run, launch_us, slowdown):
     found = _findings("%s-quick-launch-blocking.json" % run)
     assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
     evidence = found["gpu-launch-blocking"].evidence
-    assert (evidence["launch µs/op target"], evidence["launch µs/op reference"]) == launch_us
-    assert found["gpu-launch-latency"].evidence["slowdown"] == slowdown
+    assert (round(evidence["launch µs/op target"]["value"], 2),
+            round(evidence["launch µs/op reference"]["value"], 2)) == launch_us
+    assert round(found["gpu-launch-latency"].evidence["slowdown"]["value"], 2) == slowdown

@@ -1,8 +1,10 @@
 """BLAS and MKL rules (classes 1, 2, 5, 12) on real config texts and probes."""
 
+import pytest
+
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.diagnosis.rules import blas
-from eb_torchperf.diagnosis.libraries import torch_blas
+from eb_torchperf.diagnosis.facts import torch_blas
 
 from auditcases import (DEBIAN, EASYBUILD, FLEXIBLAS_MAPPED, FLEXIBLAS_POOLS, WHEEL_291,
                        WHEEL_2130, comparisons, golden_probe, golden_result, probe_from_config,
@@ -27,8 +29,9 @@ def test_flexiblas_with_gemm_at_30_percent_is_an_error():
     evidence = found[0].evidence
     assert evidence["BLAS_INFO"] == "flexi"
     assert evidence["BLAS library loaded"].startswith("FlexiBLAS → OPENBLAS " + FLEXIBLAS_MAPPED[0])
-    assert evidence["GEMM relative OPS, geometric mean"] == "30.0 %"
-    assert evidence["relative OPS matmul_fp32 n=512"].startswith("30.0 % [")
+    assert evidence["GEMM relative OPS, geometric mean"] == {"value": 0.30, "unit": "ratio"}
+    row = evidence["relative OPS matmul_fp32 n=512"]
+    assert (row["value"], row["unit"]) == (0.30, "ratio") and row["low"] <= 0.30 <= row["high"]
     assert found[0].title.endswith("GEMM at 30.0 % of the reference")
     assert "FLEXIBLAS" in found[0].advice and "imkl" in found[0].advice
     assert found[0].source == "https://github.com/easybuilders/easybuild/issues/931"
@@ -52,7 +55,7 @@ def test_gemm_family_is_the_geometric_mean_including_single_thread_gemm():
         ("matmul_fp32", GEMM, 0.8), ("thread_scaling", {"n": 512, "threads": 1}, 0.2),
         ("thread_scaling", {"n": 512, "threads": "all"}, 0.01), ("layernorm", {}, 0.01)))
     # sqrt(0.8 * 0.2) = 0.4; the 'all threads' row and non-GEMM rows do not count
-    assert found[0].evidence["GEMM relative OPS, geometric mean"] == "40.0 %"
+    assert found[0].evidence["GEMM relative OPS, geometric mean"]["value"] == pytest.approx(0.4)
     assert found[0].severity == "error"
 
 
@@ -70,7 +73,8 @@ def test_without_reference_the_gemm_fraction_of_peak_grades():
     debian = golden_probe("target")  # 1 thread, 2.596 GHz, Zen 4: 83.1 GFLOP/s per core
     low = blas.blas_not_mkl(debian, None, [target_only("matmul_fp32", GEMM, 5.86)])[0]
     assert low.severity == "error"
-    assert low.evidence["fraction of nominal peak"] == "7.1 %"
+    assert low.evidence["fraction of nominal peak"]["unit"] == "fraction"
+    assert round(low.evidence["fraction of nominal peak"]["value"], 3) == 0.071
     assert low.evidence["nominal peak"] == "1 core x 2.60 GHz (cpu MHz) x 32 FLOP/cycle (avx512)"
     assert low.evidence["upstream"] == ("upstream wheel torch 1.13 (linux-x86_64): BLAS_INFO=mkl")
     middle = blas.blas_not_mkl(debian, None, [target_only("matmul_fp32", GEMM, 25.0)])[0]
@@ -130,7 +134,7 @@ def test_mkl_on_amd_is_information_with_the_gemm_rate():
     wheel = golden_probe("reference")
     found = blas.mkl_on_amd(wheel, None, [target_only("matmul_fp32", GEMM, 97.0)])
     assert [(f.rule_id, f.severity) for f in found] == [("mkl-on-amd", "info")]
-    assert found[0].evidence["target rate matmul_fp32 n=512"] == "97 GFLOP/s"
+    assert found[0].evidence["target rate matmul_fp32 n=512"] == {"value": 97.0, "unit": "GFLOP/s"}
     assert found[0].evidence["MKL"] == "2024.2"
     intel = with_facts(wheel, cpu__vendor="GenuineIntel")
     assert blas.mkl_on_amd(intel, None, []) == []

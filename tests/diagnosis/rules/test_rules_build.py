@@ -148,7 +148,8 @@ def test_openmp_mkl_build_that_does_not_scale_while_the_reference_does():
     reference = probe_from_config(WHEEL_2130, label="reference")
     found = build.no_openmp(probe, reference, _scaling(1.1, 1.9))
     assert found[0].severity == "warning"
-    assert found[0].evidence["GEMM speed-up, 1 thread → all cores"] == "1.10x (55.0 % per core)"
+    assert found[0].evidence["GEMM speed-up, 1 thread → all cores"] == {"value": 1.1, "unit": "x"}
+    assert found[0].evidence["parallel efficiency per core"]["value"] == pytest.approx(0.55)
     # both sides poor: a busy machine, not the build
     assert build.no_openmp(probe, reference, _scaling(1.1, 1.1)) == []
     # the bound is 1.2x on 2 cores (60 % per core): just below and just above it

@@ -3,7 +3,7 @@
 import pytest
 
 from eb_torchperf.diagnosis.rules import runtime
-from eb_torchperf.diagnosis.libraries import openmp_runtimes
+from eb_torchperf.diagnosis.facts import openmp_runtimes
 
 from auditcases import (WHEEL_2130, comparisons, golden_probe, probe_from_config, real_probe,
                         target_only, timed_only, with_facts)
@@ -45,8 +45,9 @@ def test_one_thread_on_two_cores_from_the_real_debian_probe():
     found = runtime.threads_vs_cores(golden_probe("target"), None, [])
     assert [(f.rule_id, f.severity, f.title) for f in found] == [
         ("threads-vs-cores", "warning", "1 intra-op thread on 2 usable cores")]
-    assert found[0].evidence["usable cores"] == "2 (affinity 0-1, no cgroup quota)"
-    assert found[0].evidence["threads per usable core"] == 0.5
+    assert found[0].evidence["usable cores"] == {"value": 2, "unit": "cores"}
+    assert (found[0].evidence["CPU affinity"], found[0].evidence["cgroup CPU quota"]) == ("0-1", "none")
+    assert found[0].evidence["threads per usable core"] == {"value": 0.5, "unit": "x"}
 
 
 def _cores(threads, cores=4, quota=None):
@@ -71,7 +72,10 @@ def test_threads_per_core_bounds_on_four_cores(threads, severity):
 def test_cgroup_quota_lowers_the_usable_cores():
     found = runtime.threads_vs_cores(_cores(4, cores=4, quota=1.5), None, [])
     assert found[0].title == "4 intra-op threads on 2 usable cores: oversubscribed"
-    assert found[0].evidence["usable cores"] == "2 (affinity 0-3, cgroup quota 1.5 CPUs)"
+    # a 1.5-CPU quota rounds up to 2 usable cores (diagnosis/facts.usable_cores)
+    assert found[0].evidence["usable cores"] == {"value": 2, "unit": "cores"}
+    assert found[0].evidence["CPU affinity"] == "0-3"
+    assert found[0].evidence["cgroup CPU quota"] == {"value": 1.5, "unit": "CPUs"}
 
 
 # -- class 7: pinned by inherited binding settings ---------------------------------------------
@@ -103,7 +107,7 @@ def test_denormal_slowdown_bound(denormal_s, found):
     assert bool(result) is found
     if found:
         assert result[0].severity == "info"
-        assert result[0].evidence["denormal / normal time"] == "2.5x"
+        assert result[0].evidence["denormal / normal time"]["value"] == pytest.approx(2.5)
         assert result[0].evidence["flush-to-zero supported"] is True
 
 

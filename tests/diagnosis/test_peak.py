@@ -2,7 +2,7 @@
 
 import pytest
 
-from eb_torchperf.analysis.peak import clock_mhz, flop_per_cycle, flops_peak, peak_fractions, threads_used
+from eb_torchperf.diagnosis.peak import clock_mhz, flop_per_cycle, flops_peak, peak_fractions, threads_used
 
 from auditcases import golden_probe, target_only, timed_only
 

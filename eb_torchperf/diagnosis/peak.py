@@ -16,6 +16,8 @@ import dataclasses
 from typing import Dict, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.diagnosis.facts import usable_cores
+from eb_torchperf.diagnosis.families import BANDWIDTH_BOUND
 from eb_torchperf.records.measurements import ProbeResult, params_key
 
 #: fp32 FLOP per cycle and core: two FMA pipes x vector lanes x 2 (multiply + add).
@@ -27,13 +29,45 @@ FLOP_PER_CYCLE_FP32 = {"avx512": 64, "avx2": 32, "avx": 16, "sse": 8, "asimd": 1
 AMD_HALF_WIDTH_AVX512_FAMILIES = ("25",)
 #: Name of the benchmark whose measured rate is the memory-bandwidth peak.
 BANDWIDTH_BENCH = "add_bandwidth"
-#: Benchmarks that stream from memory, so the measured bandwidth is their peak; the
-#: cache-resident `denormal` benchmark is not one of them.
-BANDWIDTH_BOUND = ("layernorm", "softmax", "gelu", "embedding_bag", BANDWIDTH_BENCH)
 
 
 #: The CUDA GEMM benchmark, measured against the card's datasheet peak of its dtype.
 GPU_GEMM_BENCH = "gemm_cuda"
+
+#: Dense (no 2:4 sparsity) peak TFLOP/s by device-name substring, first match wins
+#: (so "GH200" and the NVL/PCIe parts come before "H200"/"H100").
+#: The datasheets give tensor-core figures "with sparsity"; dense is half of those.
+#: FP32 is the non-tensor-core rate.
+PEAK_TFLOPS: Tuple[Tuple[str, Dict[str, float], str], ...] = (
+    ("GH200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
+     "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/"),
+    ("H200 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
+     "https://www.nvidia.com/en-us/data-center/h200/"),
+    ("H200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
+     "https://www.nvidia.com/en-us/data-center/h200/"),
+    ("H100 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
+     "https://www.nvidia.com/en-us/data-center/h100/"),
+    ("H100 PCIe", {"bf16": 756.5, "fp16": 756.5, "tf32": 378.0, "fp32": 51.0},
+     "https://www.nvidia.com/en-us/data-center/h100/"),
+    ("H100", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
+     "https://www.nvidia.com/en-us/data-center/h100/"),
+    ("A100", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5},
+     "https://www.nvidia.com/en-us/data-center/a100/"),
+)
+
+
+def gpu_peak_for(device_name: Optional[str]) -> Optional[Tuple[Dict[str, float], str]]:
+    """(dtype -> dense peak TFLOP/s, source URL) of a device name, None if unknown."""
+    for pattern, peaks, source in PEAK_TFLOPS:
+        if device_name and pattern in device_name:
+            return peaks, source
+    return None
+
+
+def device_name(probe: Optional[ProbeResult]) -> Optional[str]:
+    """Name of the probe's first CUDA device (torch.cuda.get_device_properties)."""
+    devices = ((probe.facts if probe else None) or {}).get("gpu", {}).get("devices") or []
+    return devices[0].get("name") if devices else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,21 +136,10 @@ def flops_peak(cpu: dict, cores: int) -> Optional[Peak]:
     return Peak(cores * mhz * 1e6 * per_cycle, "GFLOP/s", basis)
 
 
-def effective_cores(probe: ProbeResult) -> Optional[int]:
-    """Cores this process may use: affinity mask, lowered by a cgroup CPU quota."""
-    allowed = probe.fact("cpu", "allowed_cores")
-    quota = probe.fact("cpu", "cgroup_cpu_quota")
-    if allowed is None:
-        return None
-    if quota:
-        return max(1, min(allowed, int(-(-quota // 1))))
-    return allowed
-
-
 def threads_used(probe: ProbeResult, params: dict) -> Optional[int]:
     """Threads a benchmark ran with: its `threads` parameter, else torch's intra-op
     threads capped at the effective cores."""
-    cores = effective_cores(probe)
+    cores = usable_cores(probe)
     if params.get("threads") == 1:
         return 1
     if params.get("threads") == "all":
@@ -129,9 +152,7 @@ def threads_used(probe: ProbeResult, params: dict) -> Optional[int]:
 
 def gpu_gemm_peak(probe: ProbeResult, dtype: Optional[str]) -> Optional[Peak]:
     """Dense datasheet peak of the probe's first CUDA device for `dtype` (bf16, fp16,
-    tf32, fp32), from gpusummary.PEAK_TFLOPS; None for an unknown device or dtype."""
-    # imported here: gpusummary -> rules -> evidence -> peak would be circular
-    from eb_torchperf.present.gpusummary import device_name, peak_for as gpu_peak_for
+    tf32, fp32), from PEAK_TFLOPS; None for an unknown device or dtype."""
     name = device_name(probe)
     found = gpu_peak_for(name)
     if found is None or dtype not in found[0]:

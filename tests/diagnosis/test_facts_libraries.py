@@ -2,7 +2,7 @@
 
 import pytest
 
-from eb_torchperf.diagnosis.libraries import blas_kind, openmp_kind, torch_blas
+from eb_torchperf.diagnosis.facts import blas_kind, openmp_kind, torch_blas
 
 from auditcases import EASYBUILD, FLEXIBLAS_MAPPED, FLEXIBLAS_POOLS, probe_from_config
 

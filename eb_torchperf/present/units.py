@@ -1,0 +1,113 @@
+"""The one place where numbers become display text: units, percentages, evidence.
+
+Raw values stay in SI units (seconds, FLOP/s as GFLOP/s rates, ratios as fractions)
+until here; every output (terminal, HTML, Markdown, the EasyBuild log line) formats
+through these functions, so a figure reads the same everywhere.
+"""
+
+import math
+from typing import Optional, Tuple
+
+from eb_torchperf.records.findings import QUANTITY_UNITS
+
+#: Display units for seconds, largest first: (factor, suffix, smallest value shown with it).
+_TIME_UNITS = ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 0.0))
+
+
+def format_params(params: dict) -> str:
+    """`{"n": 512, "threads": 1}` -> "n=512 threads=1"."""
+    return " ".join("%s=%s" % (k, v) for k, v in params.items())
+
+
+#: Display unit -> (the next unit up, factor): GPU rates read as "708 TFLOP/s", not
+#: "7.08e+05 GFLOP/s".
+LARGER_UNIT = {"GFLOP/s": ("TFLOP/s", 1e3), "GB/s": ("TB/s", 1e3)}
+
+
+def display_unit(unit: str, largest: float) -> Tuple[str, float]:
+    """(unit to show, divisor) for rates up to `largest` in `unit`: the next unit up
+    (LARGER_UNIT) from 1000 on, else `unit` itself."""
+    if unit in LARGER_UNIT and abs(largest) >= 1e3:
+        return LARGER_UNIT[unit]
+    return unit, 1.0
+
+
+def format_rate(rate) -> str:
+    """"123 GFLOP/s", "708 TFLOP/s", "4.24 TB/s" (3 significant digits), "" when absent."""
+    if rate is None:
+        return ""
+    unit, factor = display_unit(rate.unit, rate.value)
+    return "%.3g %s" % (rate.value / factor, unit)
+
+
+def format_ratio(value: Optional[float]) -> str:
+    """Relative OPS as a percentage, "" when absent."""
+    return "" if value is None else "%.1f %%" % (100 * value)
+
+
+def format_seconds(value: float) -> str:
+    """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
+    for factor, suffix, smallest in _TIME_UNITS:
+        if abs(value) >= smallest:
+            return "%.3g %s" % (value / factor, suffix)
+    return "0 s"
+
+
+def format_share(share: Optional[float]) -> str:
+    """Share of the gap as a percentage, "" when the target is not slower."""
+    return "" if share is None else "%.0f %%" % (100 * share)
+
+
+
+def format_quantity(q: dict) -> str:
+    """A quantity evidence value (records.findings.quantity) as text.
+
+    Examples: ratio 0.281 with low/high -> "28.1 % [16.2–48.5 %]"; seconds 3.95 with
+    reference 0.046 -> "3.95 s vs 46 ms"; 5.86 GFLOP/s -> "5.86 GFLOP/s".
+    """
+    unit = q.get("unit")
+    text = _format_one(q.get("value"), unit)
+    if q.get("low") is not None and q.get("high") is not None:
+        low, high = _format_one(q["low"], unit), _format_one(q["high"], unit)
+        if unit in ("ratio", "fraction"):
+            low = low[:-2]
+        text += " [%s–%s]" % (low, high)
+    if "reference" in q:
+        text += " vs " + _format_one(q.get("reference"), unit)
+    if q.get("noisy"):
+        text += " (noisy)"
+    return text
+
+
+def _format_one(value, unit: Optional[str]) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "unknown"
+    if unit in ("ratio", "fraction"):
+        return format_ratio(value)
+    if unit == "s":
+        return format_seconds(value)
+    if unit == "x":
+        return "%.2fx" % value
+    if unit in ("cores", "count"):
+        return "%d" % value
+    shown, factor = display_unit(unit or "", value)
+    return ("%.3g %s" % (value / factor, shown)).rstrip()
+
+
+def evidence_text(value) -> str:
+    """Any evidence value as text: quantities formatted, lists joined, None "unset".
+
+    Evidence of stored results from before evidence became values (strings) is shown
+    as it was stored.
+    """
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict) and value.get("unit") in QUANTITY_UNITS and "value" in value:
+        return format_quantity(value)
+    if isinstance(value, dict):
+        return ", ".join("%s: %s" % (k, evidence_text(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(evidence_text(v) for v in value)
+    return str(value)
