@@ -5,7 +5,7 @@ from typing import Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.analysis.profile_diff import ProfileDiff
 from eb_torchperf.present.terminal import format_params, format_seconds, format_share
 from eb_torchperf.diagnosis.trials import TrialResult

@@ -8,7 +8,7 @@ the report reads the same as `eb-torchperf explain` in the terminal.
 
 from typing import List, Optional
 
-from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.analysis.profile_diff import ProfileDiff
 from eb_torchperf.present.terminal import format_params, format_ratio, format_seconds, format_share
 from eb_torchperf.diagnosis.trials import TrialResult

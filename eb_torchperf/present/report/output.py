@@ -15,7 +15,7 @@ import jinja2
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report.render import build_view
 

@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
 from eb_torchperf.present.configdiff import config_rows
-from eb_torchperf.workflows.explain import ExplainResult
+from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings, worst
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions

@@ -1,0 +1,125 @@
+"""Profile target and reference per operator, and run remedy trials: the processes.
+
+Each workload of `probe.profile.WORKLOADS` runs under `torch.profiler` in one target and
+one reference worker, alternately (A B, then B A, so neither side always follows the
+other), pooled per side and aligned per operator (`analysis.profile_diff`).  Each remedy
+trial is an AuditRun restricted to the remedy's benchmarks, with the remedy's
+environment in a fresh target worker only, interleaved with the reference like the audit.
+"""
+
+import dataclasses
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from eb_torchperf.analysis.compare import compare
+from eb_torchperf.analysis.profile_diff import ProfileDiff, WorkloadProfile, diff_profiles
+from eb_torchperf.diagnosis.trials import TrialResult, summarize_trial
+from eb_torchperf.errors import ProbeError
+from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
+from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from eb_torchperf.probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
+from eb_torchperf.records.measurements import AuditResult
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileOptions:
+    """How to profile.
+
+    Attributes:
+        rounds: profile requests per side and workload, alternating A B / B A.
+        budget_s: profiled seconds per request (at least one step).
+        max_iterations: profiled steps per request at most.
+        request_timeout_s: a silent worker is taken as hung and killed.
+        start_timeout_s: deadline for `import torch` in a worker.
+    """
+
+    rounds: int = 2
+    budget_s: float = DEFAULT_BUDGET_S
+    max_iterations: int = MAX_ITERATIONS
+    request_timeout_s: float = 300.0
+    start_timeout_s: float = DEFAULT_START_TIMEOUT_S
+
+    def __post_init__(self):
+        if self.rounds < 1 or self.max_iterations < 1 or self.budget_s <= 0:
+            raise ValueError("rounds and max_iterations must be >= 1 and budget_s > 0")
+
+
+def _profile_one(workers: Dict[str, Worker], workload: str, options: ProfileOptions,
+                 progress: Callable) -> ProfileDiff:
+    replies: Dict[str, List[dict]] = {"target": [], "reference": []}
+    for round_ in range(options.rounds):
+        order = ("target", "reference") if round_ % 2 == 0 else ("reference", "target")
+        for side in order:
+            progress("profile", workload=workload, side=side, round=round_)
+            reply = workers[side].request("profile", options.request_timeout_s,
+                                          workload=workload, budget_s=options.budget_s,
+                                          max_iterations=options.max_iterations)
+            if not reply.get("ok"):
+                raise ProbeError("%s: profile %s failed: %s: %s" % (
+                    side, workload, reply.get("exc_type"), reply.get("message")))
+            replies[side].append(reply)
+    return diff_profiles(WorkloadProfile.from_replies("target", replies["target"]),
+                         WorkloadProfile.from_replies("reference", replies["reference"]))
+
+
+def run_profiles(target: str, reference: str, workloads: Sequence[str] = tuple(WORKLOADS),
+                 options: ProfileOptions = ProfileOptions(),
+                 progress: Optional[Callable] = None) -> Tuple[List[ProfileDiff], List[dict]]:
+    """Profile `workloads` in one target and one reference worker.
+
+    Returns:
+        (one ProfileDiff per workload profiled, errors as {stage, workload, message});
+        a workload that fails is recorded and the next one runs; a worker that dies or
+        hangs ends the profiling with what was done.
+
+    Raises:
+        ValueError: unknown workload name (before any process starts).
+    """
+    unknown = sorted(set(workloads) - set(WORKLOADS))
+    if unknown:
+        raise ValueError("unknown workload(s): %s (known: %s)"
+                         % (", ".join(unknown), ", ".join(WORKLOADS)))
+    progress = progress or (lambda event, **info: None)
+    diffs: List[ProfileDiff] = []
+    errors: List[dict] = []
+    with ProbeBundle() as bundle:
+        workers = {label: Worker(python, bundle.path, label, None, options.start_timeout_s)
+                   for label, python in (("target", target), ("reference", reference))}
+        try:
+            for worker in workers.values():
+                worker.start()
+            for workload in workloads:
+                try:
+                    diffs.append(_profile_one(workers, workload, options, progress))
+                except ProbeError as exc:
+                    errors.append({"stage": "profile", "workload": workload, "message": str(exc)})
+                    if any(w.proc.poll() is not None for w in workers.values()):
+                        break
+        except ProbeError as exc:
+            errors.append({"stage": "profile", "workload": None, "message": str(exc)})
+        finally:
+            for worker in workers.values():
+                worker.close()
+    return diffs, errors
+
+
+def run_trials(baseline: AuditResult, trials, options: RunnerOptions,
+               progress: Optional[Callable] = None) -> List[TrialResult]:
+    """Run each planned Trial as an AuditRun of its benchmarks with its target env.
+
+    Args:
+        baseline: the audit whose comparisons are the "before" and whose interpreters,
+            suite and probes are reused.
+        trials: trials.Trial list (trials.plan_trials).
+        options: runner settings of the trials (usually the suite's with pairs=1).
+        progress: callable(event, **info), also receives the AuditRun events.
+    """
+    progress = progress or (lambda event, **info: None)
+    before = compare(baseline)
+    results = []
+    for index, trial in enumerate(trials):
+        progress("trial", index=index, total=len(trials), label=trial.label)
+        run = AuditRun(baseline.target.python, baseline.reference.python, baseline.suite,
+                       options, only=list(trial.benches), progress=progress,
+                       target_env=trial.env)
+        results.append(summarize_trial(trial, before, run.run()))
+    return results

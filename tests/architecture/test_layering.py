@@ -1,0 +1,103 @@
+"""The package's layering, read from its imports (issue 12): data flows one way.
+
+probe -> records -> measure -> analysis -> diagnosis -> present -> workflows -> shells.
+A module may import its own layer and the layers to its left, never one to its right;
+heavy or host-specific libraries are imported only where docs/architecture.md says.
+Imports inside functions count too (a lazy import is still a dependency).
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "eb_torchperf"
+#: First path component under eb_torchperf/ -> rank; a module may import ranks <= its own.
+RANKS = {"errors": 0, "probe": 0, "records": 1, "measure": 2, "analysis": 3,
+         "diagnosis": 4, "present": 5, "lint": 5, "workflows": 6, "fleet": 6,
+         "cli": 7, "easybuild": 7, "reframe": 7, "easybuild_hooks": 7, "__init__": 8,
+         "__version__": 0}
+#: Third-party (or host) module -> the top-level parts of the package (or single files of
+#: the side pipelines' own presentation) allowed to import it.
+ALLOWED_IMPORTERS = {
+    "rich": {"present", "cli", "fleet/render.py", "lint/render.py"},
+    "jinja2": {"present"},
+    "pandas": {"present"},
+    "argparse": {"cli", "probe"},
+    "easybuild": {"easybuild", "lint"},
+    "reframe": {"reframe"},
+    "torch": {"probe"},
+}
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        yield rel, ast.parse(path.read_text(), str(path))
+
+
+def _part(rel: pathlib.PurePath) -> str:
+    return rel.parts[0][:-3] if len(rel.parts) == 1 else rel.parts[0]
+
+
+def _imports(tree):
+    """(module name, line) of every import, relative ones resolved against the package."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # only probe/ uses relative imports: they stay inside probe/
+                yield "eb_torchperf.probe." + (node.module or ""), node.lineno
+            elif node.module == "eb_torchperf":
+                for alias in node.names:
+                    yield "eb_torchperf." + alias.name, node.lineno
+            else:
+                yield node.module, node.lineno
+
+
+def _violations():
+    found = []
+    for rel, tree in _modules():
+        part = _part(rel)
+        for name, line in _imports(tree):
+            top = name.split(".")[0]
+            where = "%s:%d imports %s" % (rel, line, name)
+            if name == "eb_torchperf":  # the package itself: __version__, __file__
+                continue
+            if top == "eb_torchperf":
+                target = name.split(".")[1] if "." in name else "__init__"
+                if part == "probe" and target != "probe":
+                    found.append(where + " (the probe runs inside the target: probe/ only)")
+                elif RANKS.get(target, 99) > RANKS[part]:
+                    found.append(where + " (layer %s may not import %s)" % (part, target))
+            elif top in ALLOWED_IMPORTERS and not {part, str(rel)} & ALLOWED_IMPORTERS[top]:
+                found.append(where + " (%s is for %s only)"
+                             % (top, ", ".join(sorted(ALLOWED_IMPORTERS[top]))))
+    return found
+
+
+def test_every_top_level_entry_has_a_rank():
+    entries = {p.name[:-3] if p.suffix == ".py" else p.name for p in PACKAGE.iterdir()
+               if p.name != "__pycache__" and not p.name.endswith(".egg-info")}
+    assert entries - set(RANKS) - {"data"} == set(), "new top-level entry: give it a rank (and a line " \
+                                          "in docs/architecture.md)"
+
+
+def test_no_layer_imports_one_to_its_right():
+    assert _violations() == []
+
+
+@pytest.mark.parametrize("source, message", [
+    ("from eb_torchperf.present.units import evidence_text\n",
+     "layer diagnosis may not import present"),
+    ("import rich\n", "rich is for cli, fleet/render.py, lint/render.py, present only"),
+])
+def test_the_check_catches_an_upward_import(tmp_path, monkeypatch, source, message):
+    """The checker itself: a rule module that imports presentation is reported."""
+    fake = tmp_path / "eb_torchperf"
+    (fake / "diagnosis").mkdir(parents=True)
+    (fake / "diagnosis" / "rule.py").write_text(source)
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    found = _violations()
+    assert len(found) == 1 and message in found[0], found
