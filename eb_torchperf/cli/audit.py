@@ -25,31 +25,19 @@ finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or a
 audit cut short (results and reports so far are still written).
 """
 
-import dataclasses
-import datetime
-import os
-import pathlib
-import re
-import signal
 import sys
 
-from eb_torchperf.analysis import compare as compare_mod
-from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
 from eb_torchperf.present.configdiff import config_rows
-from eb_torchperf.diagnosis.diagnose import with_findings
-from eb_torchperf.errors import ConfigError
-from eb_torchperf.workflows.explain import ProfileOptions, explain, explain_path, with_profile_evidence
-from eb_torchperf.records.findings import exit_status
-from eb_torchperf.probe import registry
-from eb_torchperf.measure.reference import resolve_interpreter, resolve_reference
-from eb_torchperf.present.report import parse_formats, write_reports
+from eb_torchperf.measure.interleave import SUITE_OPTIONS
+from eb_torchperf.workflows import pipeline
+from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: F401
+                                            AuditRequest, ExplainOptions, check_writable,
+                                            default_out_path, parse_env)
+from eb_torchperf.present.report import parse_formats
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
 from eb_torchperf.present.terminal import AuditProgress, config_table, make_console, ops_table
 from eb_torchperf.present.terminal_explain import ExplainProgress, print_explain
 
-DEFAULT_OUT_DIR = "reports"
-#: A POSIX environment variable name (--target-env VAR=VALUE).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: --device choice -> benchmark devices planned.
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
@@ -94,37 +82,6 @@ def add_arguments(parser) -> None:
                              "the findings and reports")
 
 
-def _options(args):
-    options = SUITE_OPTIONS[args.suite]
-    if args.timeout <= 0:
-        raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
-    if args.pairs is not None and args.pairs < 1:
-        raise ConfigError("--pairs must be at least 1, not %d" % args.pairs)
-    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
-    if args.pairs is not None:
-        changes["pairs"] = args.pairs
-    try:
-        return dataclasses.replace(options, **changes)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def parse_env(assignments) -> dict:
-    """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
-
-    Raises:
-        ConfigError: an item without "=" or whose name is not a variable name.
-    """
-    env = {}
-    for item in assignments:
-        name, sep, value = item.partition("=")
-        if not sep or not ENV_NAME.fullmatch(name):
-            raise ConfigError("--target-env wants VAR=VALUE with VAR a variable name "
-                              "(letters, digits, _; not starting with a digit), not %r" % item)
-        env[name] = value or None
-    return env
-
-
 def skip_lines(skipped) -> list:
     """One line per distinct reason: "skipped N benchmark(s) on SIDES: REASON (names)"."""
     groups = {}
@@ -138,124 +95,50 @@ def skip_lines(skipped) -> list:
         for reason, (sides, names) in groups.items()]
 
 
-def default_out_path() -> str:
-    """reports/torchperf-<UTC time>.json relative to the working directory."""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
+def request_of(args, formats=(), **changes) -> AuditRequest:
+    """The pipeline request of `audit` (and of `explain`, through `changes`)."""
+    fields = dict(
+        target=args.python, reference=args.reference, suite=args.suite,
+        only=tuple(args.only or ()), devices=DEVICES[args.device],
+        target_env=tuple(args.target_env), pairs=args.pairs, timeout_s=args.timeout,
+        out=args.out or default_out_path(), formats=tuple(formats), fail_on=args.fail_on,
+        explain=ExplainOptions() if getattr(args, "explain", False) else None,
+        cache_dir=args.cache_dir, pip_options=tuple(args.pip_option), stop_on_sigterm=True)
+    fields.update(changes)
+    return AuditRequest(**fields)
 
 
-def _measure(args, err):
-    """Resolve both interpreters, run the audit with a progress bar; the AuditResult."""
-    try:  # before a reference venv is built: a plan with nothing in it is a usage error
-        planned = {name for name, _ in registry.plan(args.suite, DEVICES[args.device],
-                                                     args.only)}
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    dropped = [name for name in dict.fromkeys(args.only or ()) if name not in planned]
-    if dropped:
-        where = ["%s runs in the %s suite on %s" % (name, registry.REGISTRY[name].suites,
-                                                   registry.REGISTRY[name].device)
-                 for name in dropped]
-        raise ConfigError("--only %s: not in the %s suite on %s (%s)" % (
-            ", ".join(dropped), args.suite, "/".join(DEVICES[args.device]), "; ".join(where)))
-    target = resolve_interpreter(args.python, "target")
-    reference = resolve_reference(args.reference, target, args.pip_option,
-                                  args.cache_dir and pathlib.Path(args.cache_dir),
-                                  log=lambda msg: err.print(msg, highlight=False))
-    try:
-        audit = AuditRun(target, reference, args.suite, _options(args), only=args.only,
-                         devices=DEVICES[args.device], target_env=parse_env(args.target_env))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if args.quiet:
-        return audit.run()
-    audit.progress = AuditProgress(err, len(audit.plan) * audit.options.pairs)
-    with audit.progress:
-        return audit.run()
+def display_of(err, quiet: bool) -> pipeline.Display:
+    """Log lines and (unless quiet) rich progress bars on the `err` console."""
+    return pipeline.Display(
+        log=lambda msg: err.print(msg, highlight=False),
+        audit_progress=None if quiet else (lambda total: AuditProgress(err, total)),
+        explain_progress=None if quiet else (lambda: ExplainProgress(err)))
 
 
-def _explain(result, path: pathlib.Path, args, err):
-    """Profile diff of a complete audit, saved beside its results JSON at `path`.
-
-    Returns:
-        (result with the findings annotated, ExplainResult); without --explain, or for
-        an audit cut short, (result, None).
-    """
-    if not (args.explain and result.complete):
-        return result, None
-    kwargs = dict(results_file=str(path.resolve()), try_remedies=False,
-                  profile_options=ProfileOptions(request_timeout_s=args.timeout))
-    if args.quiet:
-        explained = explain(result, **kwargs)
-    else:
-        with ExplainProgress(err) as progress:
-            explained = explain(result, progress=progress, **kwargs)
-    explained.save(explain_path(path))
-    return with_profile_evidence(result, explained), explained
-
-
-def check_writable(path: pathlib.Path) -> None:
-    """Make sure the results file can be written, before anything is measured.
-
-    Raises:
-        ConfigError: the folder cannot be created or the file cannot be opened.
-    """
-    existed = path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
-    if not existed:
-        path.unlink()
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _measure_keeping_results(args, err):
-    """_measure with SIGTERM (Slurm's scancel and time limit) handled like Ctrl-C: the
-    audit stops, and what was measured is returned and written."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        return _measure(args, err)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def stopped_line(outcome) -> str:
+    """The error line of an audit cut short: its last error and where results went."""
+    return "eb-torchperf: error: %s (results so far written to %s)" % (
+        outcome.result.errors[-1]["message"] if outcome.result.errors else "cut short",
+        outcome.results_path)
 
 
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
-    if args.explain and args.reference in ("", "none"):
-        raise ConfigError("--explain needs a reference to profile against; "
-                          "leave out --reference none")
     out, err = make_console(), make_console(stderr=True)
-    path = pathlib.Path(args.out or default_out_path())
-    check_writable(path)
-    result = _measure_keeping_results(args, err)
-    comparisons = compare_mod.compare(result)
-    result = with_findings(result, comparisons)
-    result.save(path)
-    result, explained = _explain(result, path, args, err)
-    if explained is not None:
-        result.save(path)
-    written = write_reports(result, path.parent, formats, stem=path.stem,
-                            comparisons=comparisons, explain=explained) if formats else {}
+    outcome = pipeline.run(request_of(args, formats), display_of(err, args.quiet))
+    result, comparisons = outcome.result, outcome.comparisons
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
     if comparisons:
         out.print(ops_table(comparisons, result.reference is not None))
-    if explained is not None:
-        print_explain(out, explained)
+    if outcome.explained is not None:
+        print_explain(out, outcome.explained)
     for line in skip_lines(result.skipped):
         out.print(line, highlight=False)
-    print_outcome(out, result, comparisons, written)
-    out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
+    print_outcome(out, result, comparisons, outcome.written)
+    out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False)
     if not result.complete:
-        message = result.errors[-1]["message"]
-        print("eb-torchperf: error: %s (results so far written to %s)" % (message, path),
-              file=sys.stderr)
-        return 130 if message == "audit interrupted" else 2
-    return exit_status(result.findings, args.fail_on)
+        print(stopped_line(outcome), file=sys.stderr)
+    return outcome.status

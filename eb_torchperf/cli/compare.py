@@ -5,17 +5,11 @@ runs were not measured interleaved, so relative OPS is a ratio of medians withou
 an interval (see eb_torchperf.analysis.unpaired).  Findings are diagnosed for B against A.
 """
 
-import pathlib
-
 from rich.console import Console
 
-from eb_torchperf.diagnosis.diagnose import with_findings
-from eb_torchperf.records.findings import exit_status
-from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.measurements import load_results
-from eb_torchperf.present.report import parse_formats, write_reports
+from eb_torchperf.workflows import pipeline
+from eb_torchperf.present.report import parse_formats
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
-from eb_torchperf.analysis.unpaired import UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs, unpaired_comparisons
 from eb_torchperf.present.terminal import ops_table
 
 
@@ -29,36 +23,11 @@ def add_arguments(parser) -> None:
                                        "(default: compare-<A>-vs-<B>)")
 
 
-def _usable(path):
-    """The stored run at `path`, if it can stand in a comparison.
-
-    Raises:
-        SchemaError: unreadable, or not a results document.
-        ConfigError: the run was cut short or measured nothing on its target side.
-    """
-    result = load_results(path)
-    if not result.complete:
-        raise ConfigError("%s is an incomplete run (%s); compare needs complete runs"
-                          % (path, result.errors[-1]["message"] if result.errors else "cut short"))
-    if result.target is None or not result.results_for("target"):
-        raise ConfigError("%s has no target measurements to compare" % path)
-    return result
-
-
 def run(args) -> int:
-    formats = parse_formats(args.format)
-    before, after = pathlib.Path(args.before), pathlib.Path(args.after)
-    combined = combine_runs(_usable(before), _usable(after))
-    comparisons = unpaired_comparisons(combined)
-    combined = with_findings(combined, comparisons)
-    note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
-    stem = args.stem or "compare-%s-vs-%s" % (before.stem, after.stem)
-    written = write_reports(combined, args.out_dir or after.parent, formats, stem=stem,
-                            comparisons=comparisons, notes=(note,),
-                            title="Stored runs compared: %s (reference) vs %s (target)"
-                                  % (before.name, after.name))
+    outcome, note = pipeline.compare_stored(args.before, args.after, args.out_dir,
+                                            parse_formats(args.format), args.fail_on, args.stem)
     console = Console()
-    console.print(ops_table(comparisons, True))
+    console.print(ops_table(outcome.comparisons, True))
     console.print(note, highlight=False)
-    print_outcome(console, combined, comparisons, written)
-    return exit_status(combined.findings, args.fail_on)
+    print_outcome(console, outcome.result, outcome.comparisons, outcome.written)
+    return outcome.status

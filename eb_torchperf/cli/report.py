@@ -6,17 +6,11 @@ by a newer eb_torchperf has the newer rules' findings.  When `eb-torchperf expla
 its profile evidence again and the reports its "Explain" section.
 """
 
-import pathlib
-
 from rich.console import Console
 
-from eb_torchperf.analysis.compare import compare
-from eb_torchperf.diagnosis.diagnose import with_findings
-from eb_torchperf.errors import SchemaError
-from eb_torchperf.workflows.explain import explain_path, find_explain, stale_reason, with_profile_evidence
-from eb_torchperf.records.findings import exit_status
-from eb_torchperf.records.measurements import load_results
-from eb_torchperf.present.report import parse_formats, write_reports
+from eb_torchperf.workflows import pipeline
+from eb_torchperf.workflows.request import AuditRequest
+from eb_torchperf.present.report import parse_formats
 from eb_torchperf.present.report.render import verdict
 from eb_torchperf.present.terminal import make_console, print_findings
 
@@ -51,21 +45,10 @@ def print_outcome(console: Console, result, comparisons, written: dict) -> None:
 
 def run(args) -> int:
     formats = parse_formats(args.format)
-    source = pathlib.Path(args.results)
-    result = load_results(source)
-    comparisons = compare(result)
-    result = with_findings(result, comparisons)
-    try:  # a file beside the results that the user did not name: never fatal
-        explained = find_explain(source)
-        stale = explained and stale_reason(explained, result)
-    except SchemaError as exc:
-        explained, stale = None, str(exc)
-    if stale:
-        make_console(stderr=True).print("ignoring %s: %s" % (explain_path(source), stale),
-                                        highlight=False, soft_wrap=True)
-        explained = None
-    result = with_profile_evidence(result, explained)
-    written = write_reports(result, args.out_dir or source.parent, formats, stem=source.stem,
-                            comparisons=comparisons, explain=explained)
-    print_outcome(make_console(), result, comparisons, written)
-    return exit_status(result.findings, args.fail_on)
+    err = make_console(stderr=True)
+    request = AuditRequest(results=args.results, reuse_explain=True, out_dir=args.out_dir,
+                           formats=formats, fail_on=args.fail_on)
+    outcome = pipeline.run(request, pipeline.Display(
+        log=lambda msg: err.print(msg, highlight=False, soft_wrap=True)))
+    print_outcome(make_console(), outcome.result, outcome.comparisons, outcome.written)
+    return outcome.status

@@ -122,19 +122,58 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
     return proc.stdout.strip()
 
 
-def resolve_reference(spec: Optional[str], target_python: str, pip_options: Sequence[str] = (),
+def is_wheel_spec(spec: str) -> bool:
+    """Whether a reference spec names an upstream wheel: wheel, wheel==X.Y.Z, FILE.whl."""
+    return spec == "wheel" or spec.startswith("wheel==") or spec.endswith(".whl")
+
+
+def check_reference_spec(spec: Optional[str]) -> None:
+    """Check a `--reference` value without running anything (no process, no pip).
+
+    `wheel` passes (its version is the target's, asked later); `wheel==X` must name a
+    valid version, FILE.whl an existing file, anything else an interpreter.
+
+    Raises:
+        ConfigError: as resolve_reference would, for what can be told without a process.
+    """
+    if not spec or spec == "none" or spec == "wheel":
+        return
+    if is_wheel_spec(spec):
+        wheel_requirement(spec, None)
+    else:
+        resolve_interpreter(spec, "reference")
+
+
+def resolve_reference(spec: Optional[str], target_python: Optional[str],
+                      pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
-                      log: Callable[[str], None] = lambda msg: None) -> Optional[str]:
+                      log: Callable[[str], None] = lambda msg: None,
+                      build: bool = True) -> Optional[str]:
     """Turn a `--reference` value into an interpreter path (None: no reference).
+
+    The one reference resolver: `audit`, `explain`, `sanity-check`, the EasyBuild hook
+    (through workflows.pipeline) and `fleet` use it.
+
+    Args:
+        spec: interpreter path or command, wheel, wheel==X.Y.Z, FILE.whl, none.
+        target_python: the target, asked for its torch version by a bare `wheel`;
+            None where it cannot be run here (then `wheel` is refused).
+        build: create the wheel venv when missing; False gives the interpreter path
+            it will have (fleet --dry-run).
 
     Raises:
         ConfigError: unknown path, bad wheel spec, venv/pip failure.
     """
     if not spec or spec == "none":
         return None
-    if spec == "wheel" or spec.startswith("wheel==") or spec.endswith(".whl"):
-        version = target_torch_version(target_python) if spec == "wheel" else None
-        return ensure_wheel_venv(wheel_requirement(spec, version), pip_options, cache_dir, log=log)
+    if is_wheel_spec(spec):
+        version = (target_torch_version(target_python)
+                   if spec == "wheel" and target_python else None)
+        requirement = wheel_requirement(spec, version)
+        if not build:
+            return str(venv_dir_for(requirement, pip_options, cache_dir or default_cache_dir())
+                       / "bin" / "python")
+        return ensure_wheel_venv(requirement, pip_options, cache_dir, log=log)
     return resolve_interpreter(spec, "reference")
 
 

@@ -99,12 +99,44 @@ def worst(findings: Iterable[Finding]) -> Optional[str]:
     return SEVERITIES[max(ranks)] if ranks else None
 
 
-def exit_status(findings: Iterable[Finding], fail_on: str = "error") -> int:
-    """0 if no finding is at or above `fail_on` ("never" disables), else 1."""
-    if fail_on == "never":
-        return 0
-    level = severity_rank(fail_on)
-    return int(any(severity_rank(f.severity) >= level for f in findings))
+#: Exit statuses of every command (the one policy: exit_status).
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The error message of an audit stopped by Ctrl-C or SIGTERM (measure.interleave).
+INTERRUPTED = "audit interrupted"
+
+
+def at_or_above(findings: Iterable[Finding], level: str) -> Tuple[Finding, ...]:
+    """The findings whose severity is `level` or higher ("never": none), in order.
+
+    The one rule by which a finding fails a run: exit statuses, the site policy's
+    verdict, the fleet report and the EasyBuild parse hook use it.
+    """
+    if level == "never":
+        return ()
+    rank = severity_rank(level)
+    return tuple(f for f in findings if severity_rank(f.severity) >= rank)
+
+
+def exit_status(findings: Iterable[Finding], fail_on: str = "error",
+                stopped: Optional[str] = None, failed: bool = False) -> int:
+    """The exit status of a command over its findings.
+
+    Args:
+        findings: what the run found.
+        fail_on: lowest severity that fails ("never": findings never fail).
+        stopped: the error message of a run cut short (None: it completed):
+            EXIT_INTERRUPTED for INTERRUPTED, else EXIT_ERROR.
+        failed: something else failed (a fleet job): EXIT_FINDINGS.
+
+    Returns:
+        EXIT_OK, EXIT_FINDINGS (a finding at or above `fail_on`, or `failed`),
+        EXIT_ERROR or EXIT_INTERRUPTED.
+    """
+    if stopped is not None:
+        return EXIT_INTERRUPTED if stopped == INTERRUPTED else EXIT_ERROR
+    if fail_on != "never":
+        severity_rank(fail_on)
+    return EXIT_FINDINGS if failed or at_or_above(findings, fail_on) else EXIT_OK
 
 
 def sort_findings(findings: Iterable[Finding]) -> Tuple[Finding, ...]:

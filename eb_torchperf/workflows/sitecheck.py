@@ -1,10 +1,10 @@
 """Run one unattended audit under a site Policy and write its reports.
 
 Shared by the EasyBuild hook (`eb_torchperf.easybuild.hooks`) and `eb-torchperf
-sanity-check`: resolve the reference (an interpreter, a wheel venv, or a stored
-results JSON), audit, attach findings when the diagnosis rules are installed, judge,
-and write into each output folder the results JSON, a verdict JSON and (when the
-report package is installed) HTML and Markdown.
+sanity-check`: the policy becomes one pipeline request (`workflows.pipeline`: the
+reference is an interpreter, a wheel venv, or a stored results JSON whose target side
+is the baseline), the pipeline audits and diagnoses, the site policy judges, and each
+output folder receives the results JSON, a verdict JSON, HTML and Markdown.
 """
 
 import dataclasses
@@ -14,14 +14,13 @@ import time
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from eb_torchperf import __version__
-from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
-from eb_torchperf.analysis.compare import compare
-from eb_torchperf.diagnosis.diagnose import with_findings
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.measurements import AuditResult, load_results
-from eb_torchperf.measure.reference import resolve_reference
+from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report import write_reports
 from eb_torchperf.diagnosis.sitepolicy import Policy, Verdict, judge, own_site_overrides
+from eb_torchperf.workflows import pipeline
+from eb_torchperf.workflows.pipeline import with_baseline  # noqa: F401  (sitecheck API)
+from eb_torchperf.workflows.request import AuditRequest
 
 #: File names inside each output folder.
 RESULTS_NAME = "torchperf.json"
@@ -53,32 +52,6 @@ class CheckOutcome:
     def main_report(self) -> str:
         """The report a person should open first."""
         return self.report_paths[0] if self.report_paths else ""
-
-
-def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
-    """`result` (audited alone) with a stored run's target side as its reference.
-
-    Raises:
-        ConfigError: the stored run has no target probe.
-    """
-    if baseline.target is None:
-        raise ConfigError("the baseline results have no target side to compare against")
-    reference = dataclasses.replace(baseline.target, label="reference")
-    measured = tuple(dataclasses.replace(r, side="reference")
-                     for r in baseline.results_for("target"))
-    return dataclasses.replace(result, reference=reference, results=result.results + measured)
-
-
-def _resolve(policy: Policy, target_python: str, log: Callable[[str], None]):
-    """(reference interpreter or None, baseline AuditResult or None)."""
-    if policy.reference.endswith(".json"):
-        return None, load_results(os.path.expanduser(policy.reference))
-    return resolve_reference(policy.reference, target_python, log=log), None
-
-
-def attach_findings(result: AuditResult, notes: List[str]) -> AuditResult:
-    """Run the diagnosis rules over `result` (`notes` kept for the caller's log)."""
-    return with_findings(result)
 
 
 def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy, out_dir: str,
@@ -131,17 +104,17 @@ def _without_own_site(overrides: Optional[Mapping[str, Optional[str]]]) -> dict:
     return dict(overrides or {}, **own_site_overrides(merged))
 
 
-def _audit(policy: Policy, target_python: str, reference: Optional[str], target_env,
-           reference_env) -> AuditResult:
-    options = SUITE_OPTIONS[policy.suite]
-    if policy.pairs is not None:
-        options = dataclasses.replace(options, pairs=policy.pairs)
-    try:
-        run = AuditRun(target_python, reference, policy.suite, options, only=policy.only or None,
-                       target_env=target_env, reference_env=reference_env)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    return run.run()
+def request_of(policy: Policy, target_python: str,
+               target_env: Optional[Mapping[str, Optional[str]]] = None,
+               reference_env: Optional[Mapping[str, Optional[str]]] = None) -> AuditRequest:
+    """The pipeline request of a site check: the policy's reference (a results JSON
+    is the baseline), suite, benchmarks and pairs; CPU benchmarks, the suite's
+    timeouts; eb_torchperf's own PYTHONPATH entry removed for both sides."""
+    baseline = policy.reference if policy.reference.endswith(".json") else None
+    return AuditRequest(
+        target=target_python, reference="none" if baseline else policy.reference,
+        baseline=baseline, suite=policy.suite, only=tuple(policy.only), pairs=policy.pairs,
+        target_env=_without_own_site(target_env), reference_env=_without_own_site(reference_env))
 
 
 def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
@@ -166,13 +139,10 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
     """
     started = time.monotonic()
     notes: List[str] = []
-    reference, baseline = _resolve(policy, target_python, log)
-    result = _audit(policy, target_python, reference, _without_own_site(target_env),
-                    _without_own_site(reference_env))
-    if baseline is not None:
-        result = with_baseline(result, baseline)
-    result = attach_findings(result, notes)
-    verdict = judge(result, compare(result), policy)
+    outcome = pipeline.run(request_of(policy, target_python, target_env, reference_env),
+                           pipeline.Display(log=log))
+    result = outcome.result
+    verdict = judge(result, outcome.comparisons, policy)
     paths: List[str] = []
     for out_dir in out_dirs:
         written = write_outputs(result, verdict, policy, out_dir, notes)

@@ -1,0 +1,331 @@
+"""The one audit pipeline: validate → measure → analyse → explain → save → report.
+
+Every shell runs its job through here: `audit`, `explain`, `report`, `sanity-check`
+and the EasyBuild hook (`workflows.sitecheck`), `compare` (`compare_stored`), the
+fleet gathering, `gpu` and the ReFrame check (`analyse`), and the public API
+(`eb_torchperf.audit`).  `run(request)` validates the whole `AuditRequest` before any
+process starts (`workflows.request.validate`), then calls the steps in order and
+returns one `PipelineOutcome`.  Nothing here prints: progress and log lines go to the
+callables of `Display`, which the CLI fills with its rich displays.
+"""
+
+import dataclasses
+import os
+import pathlib
+import signal
+from contextlib import contextmanager, nullcontext
+from typing import Callable, Dict, Optional, Sequence, Tuple
+
+from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.records.findings import Finding, exit_status
+from eb_torchperf.records.measurements import AuditResult, load_results
+from eb_torchperf.workflows.request import AuditRequest, Plan, runner_options, validate
+
+__all__ = ["AuditRequest", "Display", "PipelineOutcome", "analyse", "compare_stored",
+           "explain_step", "measure", "run", "save", "validate", "with_baseline",
+           "write_reports"]
+
+
+def _silent(*args, **kwargs) -> None:
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Display:
+    """Where the pipeline reports while it runs (the defaults say nothing).
+
+    Attributes:
+        log: one line of news (reference venv creation, an explain file ignored).
+        audit_progress: total events -> a context manager that is a progress callable
+            (`callable(event, **info)`), e.g. present.terminal.AuditProgress.
+        explain_progress: () -> the same for the explain step (ExplainProgress).
+    """
+
+    log: Callable[[str], None] = _silent
+    audit_progress: Optional[Callable] = None
+    explain_progress: Optional[Callable] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineOutcome:
+    """What one pipeline run produced.
+
+    Attributes:
+        result: the audit, findings attached (with the profile evidence when explained).
+        comparisons: relative OPS per benchmark (analysis.compare).
+        explained: the explain document, None without an explain step.
+        results_path, explain_path: files saved ("" when none).
+        written: report format -> path.
+        status: exit status (records.findings.exit_status: 0, 1, 2 or 130).
+    """
+
+    result: AuditResult
+    comparisons: Tuple[Comparison, ...]
+    explained: object = None
+    results_path: str = ""
+    explain_path: str = ""
+    written: Dict[str, pathlib.Path] = dataclasses.field(default_factory=dict)
+    status: int = 0
+
+
+def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
+    """`result` (audited alone) with a stored run's target side as its reference.
+
+    Raises:
+        ConfigError: the stored run has no target probe.
+    """
+    if baseline.target is None:
+        raise ConfigError("the baseline results have no target side to compare against")
+    reference = dataclasses.replace(baseline.target, label="reference")
+    measured = tuple(dataclasses.replace(r, side="reference")
+                     for r in baseline.results_for("target"))
+    return dataclasses.replace(result, reference=reference, results=result.results + measured)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_as_interrupt(active: bool):
+    """SIGTERM (Slurm's scancel and time limit) handled like Ctrl-C inside the block:
+    the audit stops, and what was measured is returned and written."""
+    if not active:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def measure(plan: Plan, display: Display = Display()) -> AuditResult:
+    """Load the stored audit, or resolve both interpreters and run the audit.
+
+    Raises:
+        ConfigError: the target or reference cannot be resolved (venv/pip failure).
+        SchemaError: unreadable stored results or baseline.
+    """
+    request = plan.request
+    if request.results is not None:
+        return load_results(request.results)
+    with _sigterm_as_interrupt(request.stop_on_sigterm):
+        return _measure(plan, display)
+
+
+def _measure(plan: Plan, display: Display) -> AuditResult:
+    from eb_torchperf.measure.interleave import AuditRun
+    from eb_torchperf.measure.reference import resolve_interpreter, resolve_reference
+    request = plan.request
+    baseline = (load_results(os.path.expanduser(request.baseline))
+                if request.baseline is not None else None)
+    target = resolve_interpreter(request.target or "python3", "target")
+    reference = None if baseline is not None else resolve_reference(
+        request.reference_spec, target, request.pip_options,
+        request.cache_dir and pathlib.Path(request.cache_dir), log=display.log)
+    try:
+        audit = AuditRun(target, reference, request.suite, plan.options,
+                         only=list(request.only) or None, devices=tuple(request.devices),
+                         target_env=dict(plan.target_env), reference_env=request.reference_env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if display.audit_progress:
+        audit.progress = display.audit_progress(len(audit.plan) * audit.options.pairs)
+        with audit.progress:
+            result = audit.run()
+    else:
+        result = audit.run()
+    return with_baseline(result, baseline) if baseline is not None else result
+
+
+def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
+            keep_findings: bool = False, rules: Optional[Sequence[Callable]] = None
+            ) -> Tuple[Tuple[Comparison, ...], Tuple[Finding, ...]]:
+    """Compare the sides and diagnose: (comparisons, findings, most severe first).
+
+    Args:
+        result: the audit.
+        comparisons: precomputed (e.g. analysis.unpaired); default analysis.compare.
+        keep_findings: findings stored in `result` win over a new diagnosis.
+        rules: diagnosis rule functions (default: all; `gpu` passes the GPU rules).
+    """
+    from eb_torchperf.diagnosis.diagnose import diagnose
+    comparisons = tuple(compare(result) if comparisons is None else comparisons)
+    if keep_findings and result.findings:
+        return comparisons, tuple(result.findings)
+    return comparisons, tuple(diagnose(result, comparisons, rules))
+
+
+def _explain_path(plan: Plan, results_path: str) -> str:
+    from eb_torchperf.workflows.explain import explain_path
+    return (plan.request.explain.out if plan.request.explain.out
+            else explain_path(results_path))
+
+
+def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparison],
+                 results_path: str, display: Display = Display()):
+    """Profile diff and remedy trials of a complete audit (ExplainResult), else None.
+
+    An audit cut short is not explained: its error is the outcome.
+    """
+    from eb_torchperf.probe.profile import WORKLOADS
+    from eb_torchperf.workflows.explain import explain
+    options = plan.request.explain
+    if options is None or not result.complete:
+        return None
+    trial_options = plan.trial_options
+    if options.trial_pairs is not None and result.suite != plan.request.suite:
+        trial_options = runner_options(result.suite, plan.request.timeout_s,
+                                       options.trial_pairs, "--trial-pairs")
+    kwargs = dict(results_file=os.path.abspath(results_path) if results_path else None,
+                  profile_options=plan.profile_options, try_remedies=options.try_remedies,
+                  workloads=tuple(WORKLOADS if options.workloads is None else options.workloads),
+                  trial_options=trial_options)
+    progress = display.explain_progress() if display.explain_progress else nullcontext()
+    with progress:
+        return explain(result, progress=progress if display.explain_progress else None,
+                       **kwargs)
+
+
+def save(result: AuditResult, path, explained=None, explain_file: str = "") -> None:
+    """Write the results JSON (and the explain JSON, when there is one)."""
+    if explained is not None and explain_file:
+        explained.save(explain_file)
+    if path:
+        result.save(path)
+
+
+def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
+                  stem: Optional[str] = None,
+                  comparisons: Optional[Sequence[Comparison]] = None, explained=None,
+                  notes: Sequence[str] = (), title: Optional[str] = None) -> dict:
+    """The reports of `result` in `formats` (none: nothing written); {format: path}."""
+    if not formats:
+        return {}
+    from eb_torchperf.present.report import write_reports as write
+    return write(result, out_dir, tuple(formats), stem=stem, comparisons=comparisons,
+                 explain=explained, notes=notes, title=title)
+
+
+def stored_explain(results_path, result: AuditResult, log: Callable[[str], None]):
+    """The explain JSON beside a stored results file, when it is about that audit.
+
+    A file the user did not name is never fatal: unreadable or stale, it is ignored
+    with one line to `log`.
+    """
+    from eb_torchperf.workflows.explain import explain_path, find_explain, stale_reason
+    try:
+        explained = find_explain(results_path)
+        stale = explained and stale_reason(explained, result)
+    except SchemaError as exc:
+        explained, stale = None, str(exc)
+    if stale:
+        log("ignoring %s: %s" % (explain_path(results_path), stale))
+        return None
+    return explained
+
+
+def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
+    """The exit status of a pipeline run (records.findings.exit_status).
+
+    Args:
+        stored: a stored run re-rendered (`report`): its findings alone decide.
+    """
+    stopped = None if stored or result.complete else (
+        result.errors[-1].get("message", "") if result.errors else "cut short")
+    return exit_status(result.findings, fail_on, stopped=stopped)
+
+
+def _report_place(plan: Plan, results_path: str) -> Tuple[str, Optional[str]]:
+    """(report folder, file stem): beside the results JSON unless told otherwise; a
+    stem of None is present.report's default (the audit's start time)."""
+    request = plan.request
+    if not (results_path or request.results):
+        return request.out_dir or ".", request.stem
+    source = pathlib.Path(results_path or request.results or ".")
+    out_dir = request.out_dir or str(source.parent)
+    return out_dir, request.stem or source.stem
+
+
+def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
+    """Validate, then measure (or load), analyse, explain, save and report.
+
+    The results JSON is saved before the explain step starts (and again with the
+    profile evidence), so an explain that fails leaves the audit on disk.
+
+    Raises:
+        ConfigError: a bad option (before anything runs), an interpreter or
+            reference that cannot be resolved.
+        SchemaError: unreadable stored results.
+    """
+    plan = validate(request)
+    result = measure(plan, display)
+    comparisons, findings = analyse(result, keep_findings=request.keep_findings)
+    result = dataclasses.replace(result, findings=findings)
+    results_path = str(plan.out) if plan.out else ""
+    if request.results is not None and not results_path and request.explain is not None:
+        results_path = request.results
+    save(result, results_path)
+    explained, explain_file = None, ""
+    if request.explain is not None:
+        explained = explain_step(plan, result, comparisons, results_path, display)
+    elif request.reuse_explain and request.results is not None:
+        explained = stored_explain(request.results, result, display.log)
+    if explained is not None:
+        from eb_torchperf.workflows.explain import with_profile_evidence
+        result = with_profile_evidence(result, explained)
+        if request.explain is not None:
+            explain_file = _explain_path(plan, results_path)
+            save(result, results_path, explained, explain_file)
+    out_dir, stem = _report_place(plan, results_path)
+    written = write_reports(result, out_dir, request.formats, stem, comparisons, explained)
+    return PipelineOutcome(result, comparisons, explained, results_path, explain_file,
+                           written, status_of(result, request.fail_on,
+                                              stored=request.results is not None
+                                              and request.explain is None))
+
+
+def compare_stored(before, after, out_dir: Optional[str] = None,
+                   formats: Sequence[str] = (), fail_on: str = "error",
+                   stem: Optional[str] = None) -> Tuple[PipelineOutcome, str]:
+    """Two stored runs, unpaired (analysis.unpaired): A the reference, B the target.
+
+    Returns:
+        (the outcome of the combined run, the unpaired-comparison note shown with it).
+
+    Raises:
+        SchemaError: unreadable files; ConfigError: a run cut short or without target
+            measurements.
+    """
+    from eb_torchperf.analysis.unpaired import (UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs,
+                                                unpaired_comparisons)
+    validate(AuditRequest(results=str(after), formats=tuple(formats), fail_on=fail_on))
+    before, after = pathlib.Path(before), pathlib.Path(after)
+    combined = combine_runs(_usable(before), _usable(after))
+    comparisons, findings = analyse(combined, unpaired_comparisons(combined))
+    combined = dataclasses.replace(combined, findings=findings)
+    note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
+    written = write_reports(
+        combined, out_dir or after.parent, formats,
+        stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons, notes=(note,),
+        title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name))
+    return PipelineOutcome(combined, comparisons, written=written,
+                           status=status_of(combined, fail_on, stored=True)), note
+
+
+def _usable(path) -> AuditResult:
+    """The stored run at `path`, if it can stand in a comparison.
+
+    Raises:
+        SchemaError: unreadable, or not a results document.
+        ConfigError: the run was cut short or measured nothing on its target side.
+    """
+    result = load_results(path)
+    if not result.complete:
+        raise ConfigError("%s is an incomplete run (%s); compare needs complete runs"
+                          % (path, result.errors[-1]["message"] if result.errors else "cut short"))
+    if result.target is None or not result.results_for("target"):
+        raise ConfigError("%s has no target measurements to compare" % path)
+    return result

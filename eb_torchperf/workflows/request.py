@@ -1,0 +1,306 @@
+"""What one audit job is asked to do, and its complete validation before anything runs.
+
+`AuditRequest` is the one frozen options object of the pipeline
+(`eb_torchperf.workflows.pipeline`): every shell (`audit`, `explain`, `report`,
+`sanity-check`, the EasyBuild hook, the public API) builds one and hands it over.
+`validate` checks every option and returns a `Plan` (runner settings, environment,
+benchmarks, paths) without starting a process, running pip or touching a reference
+venv: `audit --pairs 0` fails in well under a second whatever --reference says.
+"""
+
+import dataclasses
+import datetime
+import os
+import pathlib
+import re
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+from eb_torchperf.errors import ConfigError
+from eb_torchperf.measure.interleave import SUITE_OPTIONS, RunnerOptions
+from eb_torchperf.measure.reference import check_reference_spec, resolve_interpreter
+from eb_torchperf.probe import registry
+
+#: A POSIX environment variable name (--target-env VAR=VALUE).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Report formats (present.report.FORMATS, named here so validation needs no jinja2).
+REPORT_FORMATS = ("html", "md", "json")
+#: Severities `fail_on` accepts ("never": findings never fail).
+FAIL_ON = ("info", "warning", "error", "never")
+DEFAULT_OUT_DIR = "reports"
+#: --reference values that mean "no reference".
+NO_REFERENCE = ("", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplainOptions:
+    """The explain step (profile diff, remedy trials) after the audit.
+
+    Attributes:
+        workloads: probe.profile.WORKLOADS names to profile; None: all; (): none.
+        try_remedies: run the remedy trials.
+        trial_pairs: fresh worker pairs per remedy trial (None: the baseline's, 1 pair).
+        profile_rounds: profile requests per side and workload.
+        out: explain JSON path (None: <results stem>.explain.json).
+    """
+
+    workloads: Optional[Tuple[str, ...]] = None
+    try_remedies: bool = False
+    trial_pairs: Optional[int] = None
+    profile_rounds: int = 2
+    out: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditRequest:
+    """One audit job: what to measure (or load), how, and what to write.
+
+    Attributes:
+        target: interpreter whose torch is audited (None: python3 on PATH).
+        reference: interpreter, "wheel", "wheel==X.Y.Z", FILE.whl, or "none"/""
+            (None: "wheel").
+        suite: "quick" or "full".
+        only: benchmark names to run (empty: the suite's plan).
+        devices: benchmark devices ("cpu", "cuda").
+        target_env, reference_env: environment per side, as {VAR: value or None
+            (remove)} or ["VAR=VALUE", "VAR="] (the --target-env form).
+        pairs: fresh worker pairs (None: the suite's).
+        timeout_s: a worker silent this long is taken as hung (None: the suite's).
+        results: a stored results JSON used instead of measuring (explain --results,
+            report); then target and reference must be None.
+        baseline: a stored results JSON whose target side is the reference (site
+            policy's EB_TORCHPERF_REFERENCE=FILE.json); reference must be none.
+        keep_findings: a stored audit keeps its findings when it has some (explain
+            --results); otherwise the rules run again (report).
+        reuse_explain: attach the explain JSON found beside `results` (report).
+        out: results JSON to write (None: nothing is saved).
+        out_dir, stem: where the reports go and their name (default: beside `out`).
+        formats: report formats among REPORT_FORMATS (the JSON is `out`).
+        fail_on: exit status 1 when a finding is at or above this severity.
+        explain: run the explain step after the audit (None: no explain).
+        cache_dir, pip_options: where and how a wheel reference venv is built.
+        stop_on_sigterm: SIGTERM stops the measurement like Ctrl-C and what was
+            measured is kept (main thread only: the CLI under Slurm).
+    """
+
+    target: Optional[str] = None
+    reference: Optional[str] = None
+    suite: str = "quick"
+    only: Tuple[str, ...] = ()
+    devices: Tuple[str, ...] = ("cpu",)
+    target_env: Union[Mapping[str, Optional[str]], Sequence[str], None] = None
+    reference_env: Optional[Mapping[str, Optional[str]]] = None
+    pairs: Optional[int] = None
+    timeout_s: Optional[float] = None
+    results: Optional[str] = None
+    baseline: Optional[str] = None
+    keep_findings: bool = False
+    reuse_explain: bool = False
+    out: Optional[str] = None
+    out_dir: Optional[str] = None
+    stem: Optional[str] = None
+    formats: Tuple[str, ...] = ()
+    fail_on: str = "error"
+    explain: Optional[ExplainOptions] = None
+    cache_dir: Optional[str] = None
+    pip_options: Tuple[str, ...] = ()
+    stop_on_sigterm: bool = False
+
+    @property
+    def reference_spec(self) -> str:
+        """The reference spec with its default ("wheel")."""
+        return "wheel" if self.reference is None else self.reference
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether a reference is measured (an interpreter, a wheel or a baseline)."""
+        return self.baseline is not None or self.reference_spec not in NO_REFERENCE
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A validated AuditRequest: everything the steps need, nothing started yet.
+
+    Attributes:
+        request: the request as given.
+        options: runner settings of the audit (None for a stored `results`).
+        trial_options: runner settings of the remedy trials (None: the baseline's).
+        target_env: {VAR: value or None} for the target's workers.
+        out: results JSON path, or None.
+        profile_options: workflows.explain.ProfileOptions of the explain step, or None.
+    """
+
+    request: AuditRequest
+    options: Optional[RunnerOptions]
+    trial_options: Optional[RunnerOptions]
+    target_env: Mapping[str, Optional[str]]
+    out: Optional[pathlib.Path]
+    profile_options: object = None
+
+
+def default_out_path() -> str:
+    """reports/torchperf-<UTC time>.json relative to the working directory."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
+
+
+def parse_env(assignments) -> dict:
+    """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
+
+    A mapping ({VAR: value or None}) has its names checked and is returned as a dict.
+
+    Raises:
+        ConfigError: an item without "=" or whose name is not a variable name.
+    """
+    if isinstance(assignments, Mapping):
+        for name in assignments:
+            if not ENV_NAME.fullmatch(str(name)):
+                raise ConfigError("environment override %r is not a variable name" % name)
+        return dict(assignments)
+    env = {}
+    for item in assignments or ():
+        name, sep, value = item.partition("=")
+        if not sep or not ENV_NAME.fullmatch(name):
+            raise ConfigError("--target-env wants VAR=VALUE with VAR a variable name "
+                              "(letters, digits, _; not starting with a digit), not %r" % item)
+        env[name] = value or None
+    return env
+
+
+def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
+                   pairs_option: str = "--pairs") -> RunnerOptions:
+    """The suite's runner settings with `timeout_s` (request and start) and `pairs`.
+
+    Args:
+        suite: SUITE_OPTIONS key.
+        timeout_s: seconds; None keeps the suite's.
+        pairs: fresh worker pairs; None keeps the suite's.
+        pairs_option: the option name used in the error message.
+
+    Raises:
+        ConfigError: timeout <= 0, pairs < 1, or settings RunnerOptions refuses.
+    """
+    if suite not in SUITE_OPTIONS:
+        raise ConfigError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITE_OPTIONS)))
+    if timeout_s is not None and timeout_s <= 0:
+        raise ConfigError("--timeout must be > 0 seconds, not %g" % timeout_s)
+    if pairs is not None and pairs < 1:
+        raise ConfigError("%s must be at least 1, not %d" % (pairs_option, pairs))
+    changes = {}
+    if timeout_s is not None:
+        changes.update(request_timeout_s=timeout_s, start_timeout_s=timeout_s)
+    if pairs is not None:
+        changes["pairs"] = pairs
+    try:
+        return dataclasses.replace(SUITE_OPTIONS[suite], **changes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def check_plan(suite: str, devices: Sequence[str], only: Sequence[str]) -> None:
+    """Every --only name is in the suite's plan on `devices`, and the plan is not empty.
+
+    Raises:
+        ConfigError: unknown names, nothing to measure, or names outside the plan.
+    """
+    try:
+        planned = {name for name, _ in registry.plan(suite, tuple(devices), list(only) or None)}
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    dropped = [name for name in dict.fromkeys(only) if name not in planned]
+    if dropped:
+        where = ["%s runs in the %s suite on %s" % (name, registry.REGISTRY[name].suites,
+                                                   registry.REGISTRY[name].device)
+                 for name in dropped]
+        raise ConfigError("--only %s: not in the %s suite on %s (%s)" % (
+            ", ".join(dropped), suite, "/".join(devices), "; ".join(where)))
+
+
+def check_writable(path: pathlib.Path) -> None:
+    """Make sure the results file can be written, before anything is measured.
+
+    Raises:
+        ConfigError: the folder cannot be created or the file cannot be opened.
+    """
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
+    if not existed:
+        path.unlink()
+
+
+def _check_choices(request: AuditRequest) -> None:
+    if request.timeout_s is not None and request.timeout_s <= 0:
+        raise ConfigError("--timeout must be > 0 seconds, not %g" % request.timeout_s)
+    unknown = [f for f in request.formats if f not in REPORT_FORMATS]
+    if unknown:
+        raise ConfigError("unknown report format %s (choose from %s)"
+                          % (", ".join(unknown), ", ".join(REPORT_FORMATS)))
+    if request.fail_on not in FAIL_ON:
+        raise ConfigError("fail_on must be one of %s, not %r" % (", ".join(FAIL_ON),
+                                                                  request.fail_on))
+
+
+def _check_sources(request: AuditRequest) -> None:
+    if request.results is not None and (request.target is not None
+                                        or request.reference is not None):
+        raise ConfigError("--results takes the interpreters from the file; "
+                          "leave out --python and --reference")
+    if request.baseline is not None and request.reference_spec not in NO_REFERENCE:
+        raise ConfigError("a baseline results file is the reference; give no other")
+    if request.explain is not None and not request.has_reference and request.results is None:
+        raise ConfigError("--explain needs a reference to profile against; "
+                          "leave out --reference none")
+
+
+def _profile_options(request: AuditRequest):
+    """The explain step's ProfileOptions (workload names checked too).
+
+    Raises:
+        ConfigError: unknown workload, or rounds ProfileOptions refuses.
+    """
+    from eb_torchperf.probe.profile import WORKLOADS  # torch-free: names and budgets
+    from eb_torchperf.workflows.explain import ProfileOptions
+    unknown = sorted(set(request.explain.workloads or ()) - set(WORKLOADS))
+    if unknown:
+        raise ConfigError("unknown workload(s): %s (known: %s)"
+                          % (", ".join(unknown), ", ".join(WORKLOADS)))
+    changes = {} if request.timeout_s is None else {"request_timeout_s": request.timeout_s}
+    try:
+        return ProfileOptions(rounds=request.explain.profile_rounds, **changes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def validate(request: AuditRequest) -> Plan:
+    """Check every option of `request`; start no process, build no venv.
+
+    Interpreter paths are checked for existence (a stat, no process); a bare `wheel`
+    reference needs the target's torch version, which `measure` asks later.
+
+    Raises:
+        ConfigError: the first bad option, in one line.
+    """
+    _check_choices(request)
+    _check_sources(request)
+    options = trial_options = profile_options = None
+    if request.results is None:
+        options = runner_options(request.suite, request.timeout_s, request.pairs)
+        check_plan(request.suite, request.devices, request.only)
+    if request.explain is not None:
+        profile_options = _profile_options(request)
+        if request.explain.trial_pairs is not None:
+            trial_options = runner_options(request.suite, request.timeout_s,
+                                           request.explain.trial_pairs, "--trial-pairs")
+    target_env = parse_env(request.target_env)
+    parse_env(request.reference_env or {})
+    out = pathlib.Path(request.out) if request.out else None
+    if out is not None and request.results is None:
+        check_writable(out)
+    if request.results is None:
+        resolve_interpreter(request.target or "python3", "target")
+        check_reference_spec(request.reference_spec)
+    return Plan(request, options, trial_options, target_env, out, profile_options)
