@@ -14,8 +14,9 @@ examples:
       --dry-run -- --qos=debug --mem=32G
   eb-torchperf fleet --render reports/fleet-20261130-120000
 
-exit status: 0 every job audited, no error finding; 1 a job failed or has not
-finished, or an error finding; 2 usage or tool error (sbatch refused every job).
+exit status: 0 every job audited, no finding at or above --fail-on (default error);
+1 a job failed or has not finished, or such a finding; 2 usage or tool error (sbatch
+refused every job).
 """
 
 import datetime
@@ -31,7 +32,8 @@ from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
 from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script, default_launcher,
                          job_paths, load_manifest, plan_jobs, utc_now)
-from eb_torchperf.measure.reference import ensure_wheel_venv, resolve_interpreter, venv_dir_for, wheel_requirement
+from eb_torchperf.measure.reference import is_wheel_spec, resolve_reference
+from eb_torchperf.records.findings import exit_status
 
 DEFAULT_DEADLINE_S = 3600.0
 REPORT_NAME = "fleet.md"
@@ -90,6 +92,9 @@ def _fleet_arguments(fleet) -> None:
     fleet.add_argument("--launcher", metavar="COMMAND",
                        help="how the nodes run eb-torchperf (default: this interpreter, "
                             "-m eb_torchperf.cli)")
+    fleet.add_argument("--fail-on", choices=("warning", "error", "never"), default="error",
+                       help="exit 1 when a job has a finding at or above this severity "
+                            "(default: error; a failed or unfinished job always exits 1)")
 
 
 def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
@@ -107,15 +112,11 @@ def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
     if spec == "wheel":
         raise ConfigError("--reference wheel needs the target's torch version, which only "
                           "the nodes can tell: give --reference wheel==X.Y.Z")
-    if spec.startswith("wheel==") or spec.endswith(".whl"):
-        requirement = wheel_requirement(spec, None)
-        cache = pathlib.Path(cache_dir) if cache_dir else None
-        if dry_run:
-            from eb_torchperf.measure.reference import default_cache_dir
-            return str(venv_dir_for(requirement, pip_options, cache or default_cache_dir())
-                       / "bin" / "python")
-        return ensure_wheel_venv(requirement, pip_options, cache)
-    return os.path.abspath(resolve_interpreter(spec, "reference"))
+    # the one resolver (measure.reference); no target here, so a wheel needs its version
+    reference = resolve_reference(spec, None, pip_options,
+                                  pathlib.Path(cache_dir) if cache_dir else None,
+                                  build=not dry_run)
+    return reference if is_wheel_spec(spec) else os.path.abspath(reference)
 
 
 def build_manifest(args) -> FleetManifest:
@@ -140,8 +141,9 @@ def build_manifest(args) -> FleetManifest:
     return FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)
 
 
-def report(manifest: FleetManifest, out: Console) -> int:
-    """Gather, write DIR/fleet.md, print the report; returns the exit status."""
+def report(manifest: FleetManifest, out: Console, fail_on: str = "error") -> int:
+    """Gather, write DIR/fleet.md, print the report; returns the exit status
+    (records.findings.exit_status over every job's findings; a job not ok fails)."""
     outcomes = gather_mod.gather(manifest)
     view = render.fleet_view(manifest, outcomes)
     path = os.path.join(manifest.directory, REPORT_NAME)
@@ -149,9 +151,8 @@ def report(manifest: FleetManifest, out: Console) -> int:
         handle.write(render.render_markdown(view))
     out.print(render.render_terminal(view))
     out.print("fleet report: %s" % path, highlight=False)
-    bad_job = any(o.status != "ok" for o in outcomes)
-    error_finding = any(f.severity == "error" for o in outcomes for f in o.findings)
-    return int(bad_job or error_finding)
+    return exit_status([f for o in outcomes for f in o.findings], fail_on,
+                       failed=any(o.status != "ok" for o in outcomes))
 
 
 def _logger(console: Console):
@@ -159,7 +160,7 @@ def _logger(console: Console):
     return lambda msg: console.print(msg, highlight=False, markup=False, soft_wrap=True)
 
 
-def _render_existing(directory: str, out: Console, log) -> int:
+def _render_existing(directory: str, out: Console, log, fail_on: str = "error") -> int:
     manifest = load_manifest(directory)
     try:
         manifest = submit.refresh_states(manifest, log=log)
@@ -167,7 +168,7 @@ def _render_existing(directory: str, out: Console, log) -> int:
     except SlurmError as exc:
         log("could not ask Slurm about unfinished jobs (%s); rendering what the folder holds"
             % exc)
-    return report(manifest, out)
+    return report(manifest, out, fail_on)
 
 
 def _dry_run(manifest: FleetManifest) -> int:
@@ -181,7 +182,7 @@ def run(args) -> int:
     out = Console()
     log = _logger(Console(stderr=True))
     if args.render:
-        return _render_existing(args.render, out, log)
+        return _render_existing(args.render, out, log, args.fail_on)
     manifest = build_manifest(args)
     if args.dry_run:
         return _dry_run(manifest)
@@ -195,4 +196,4 @@ def run(args) -> int:
         log("interrupted; the jobs keep running. Render later with: eb-torchperf fleet "
             "--render %s" % manifest.directory)
         return 130
-    return report(manifest, out)
+    return report(manifest, out, args.fail_on)

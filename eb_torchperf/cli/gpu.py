@@ -8,13 +8,13 @@ Exit status: 0, or 1 when a GPU finding is at or above --fail-on.
 """
 
 import os
-from typing import List
+from typing import List, Optional, Sequence, Tuple
 
 from rich.console import Console
 from rich.table import Table
 
-from eb_torchperf.analysis import compare as compare_mod
-from eb_torchperf.records.findings import Finding, exit_status, sort_findings
+from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.diagnosis.peak import gpu_peak_for
 from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows,
                          rate_rows)
@@ -22,6 +22,7 @@ from eb_torchperf.errors import ConfigError, SchemaError
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.cli.report import FAIL_LEVELS
 from eb_torchperf.diagnosis.rules import gpu as gpu_rules
+from eb_torchperf.workflows import pipeline
 
 
 def add_arguments(parser) -> None:
@@ -32,12 +33,16 @@ def add_arguments(parser) -> None:
                              "error; as in audit and report)")
 
 
+def analyse(result: AuditResult) -> Tuple[Tuple[Comparison, ...], List[Finding]]:
+    """(comparisons, the findings of the GPU rules, most severe first): the pipeline's
+    analysis step restricted to eb_torchperf.diagnosis.rules.gpu."""
+    comparisons, findings = pipeline.analyse(result, rules=gpu_rules.RULES)
+    return comparisons, list(findings)
+
+
 def gpu_findings(result: AuditResult) -> List[Finding]:
     """Every finding of the GPU rules for `result`, most severe first."""
-    comparisons = compare_mod.compare(result)
-    found = [f for rule in gpu_rules.RULES
-             for f in rule(result.target, result.reference, comparisons)]
-    return list(sort_findings(found))
+    return analyse(result)[1]
 
 
 def _evidence(value) -> str:
@@ -54,9 +59,15 @@ def _num(value, digits=1) -> str:
     return "—" if value is None else "%.*f" % (digits, value)
 
 
-def tables(result: AuditResult) -> List[tuple]:
-    """(title, header, rows of strings) for each GPU table of `result`."""
-    comparisons = compare_mod.compare(result)
+def tables(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None
+           ) -> List[tuple]:
+    """(title, header, rows of strings) for each GPU table of `result`.
+
+    Args:
+        comparisons: analysis.compare(result), computed when None.
+    """
+    if comparisons is None:
+        comparisons = pipeline.analyse(result, rules=())[0]
     name = device_name(result.target)
     peak = gpu_peak_for(name)
     with_ref = result.reference is not None
@@ -80,10 +91,11 @@ def tables(result: AuditResult) -> List[tuple]:
     ]
 
 
-def markdown(result: AuditResult, findings: List[Finding]) -> str:
-    """The GPU tables and findings of `result` as GitHub Markdown."""
+def markdown(result: AuditResult, findings: List[Finding],
+             shown: Optional[List[tuple]] = None) -> str:
+    """The GPU tables (`tables(result)` when None) and findings as GitHub Markdown."""
     lines = []
-    for title, header, rows in tables(result):
+    for title, header, rows in (tables(result) if shown is None else shown):
         if not rows:
             continue
         lines += ["### " + title, "", "| " + " | ".join(header) + " |",
@@ -135,8 +147,8 @@ def run(args) -> int:
                                                     "no GPU facts"), highlight=False)
         return 0
     try:
-        findings = gpu_findings(result)
-        shown = tables(result)
+        comparisons, findings = analyse(result)
+        shown = tables(result, comparisons)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         # hand-edited or foreign files: a value of the wrong type deep in the facts
         raise SchemaError("%s: malformed GPU facts or results (%s: %s)"
@@ -163,7 +175,7 @@ def run(args) -> int:
     if args.markdown:
         try:
             with open(args.markdown, "w") as handle:
-                handle.write(markdown(result, findings))
+                handle.write(markdown(result, findings, shown))
         except OSError as exc:
             raise ConfigError("cannot write --markdown %s: %s" % (args.markdown, exc.strerror))
     return exit_status(findings, args.fail_on)

@@ -3,8 +3,9 @@
 The policy comes from `EB_TORCHPERF_*` environment variables, because EasyBuild
 hooks cannot add `eb` options; `POLICY_VARIABLES` is the one table of them (name,
 default, meaning) that the README, `--help` and the parser all use.  `judge` turns
-one audit into a verdict: "fail" when a finding reaches the fail level, the
-geometric mean of relative OPS is below the minimum, or the audit could not finish.
+one audit into a verdict (diagnosis.verdict.assess under the policy's fail level and
+minimum, with its one-line summary): "fail" when a finding reaches the fail level,
+the geometric mean of relative OPS is below the minimum, or the audit could not finish.
 
 No EasyBuild import here: this module is shared by the hook and the CLI.
 """
@@ -14,9 +15,10 @@ import os
 import shutil
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
+from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.diagnosis.verdict import assess
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.findings import Finding, severity_rank, sort_findings
+from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.probe.registry import SUITES
 
@@ -236,19 +238,11 @@ def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy
         comparisons: `compare.compare(result)`.
         policy: fail level and minimum relative OPS.
     """
-    findings = sort_findings(result.findings)
-    level = severity_rank(policy.fail_level)
-    blocking = tuple(f for f in findings if severity_rank(f.severity) >= level)
-    warnings = tuple(f for f in findings
-                     if severity_rank("warning") <= severity_rank(f.severity) < level)
-    geomean = geomean_relative_ops(comparisons)
-    below = (policy.min_relative_ops is not None and geomean is not None
-             and geomean < policy.min_relative_ops)
-    problem = "" if result.complete else (result.errors[-1]["message"] if result.errors
-                                          else "the audit stopped early")
-    status = "fail" if (blocking or below or problem) else ("warning" if warnings else "ok")
-    return Verdict(status, geomean, blocking, below, problem,
-                   _summary(status, geomean, policy, blocking, below, problem, warnings))
+    judged = assess(result, comparisons, policy.fail_level, policy.min_relative_ops)
+    problem = "" if judged.complete else (judged.problem or "the audit stopped early")
+    return Verdict(judged.status, judged.geomean, judged.blocking, judged.below_minimum,
+                   problem, _summary(judged.status, judged.geomean, policy, judged.blocking,
+                                     judged.below_minimum, problem, judged.warnings))
 
 
 def own_site_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:

@@ -27,7 +27,7 @@ from easybuild.tools.build_log import EasyBuildError, print_msg, print_warning
 from easybuild.tools.environment import ORIG_OS_ENVIRON
 
 from eb_torchperf.errors import ConfigError, TorchPerfError
-from eb_torchperf.records.findings import severity_rank, sort_findings
+from eb_torchperf.records.findings import at_or_above, sort_findings
 from eb_torchperf.workflows.sitecheck import run_check
 from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
                          without_root)
@@ -131,8 +131,7 @@ def _lint(ec, policy, log):
     name = os.path.basename(getattr(ec, "path", "") or "") or SOFTWARE
     for finding in findings:
         print_msg("eb_torchperf: %s: %s", name, finding_line(finding), log=log)
-    level = severity_rank(policy.fail_level)
-    blocking = [f for f in findings if severity_rank(f.severity) >= level]
+    blocking = at_or_above(findings, policy.fail_level)
     if not findings:
         print_msg("eb_torchperf: %s: easyconfig check clean", name, log=log)
     elif blocking and policy.lint == "fail":

@@ -81,20 +81,24 @@ class JobOutcome:
         return self.job.state.node if self.job.state else ""
 
 
-def findings_of(result: AuditResult) -> Tuple[Tuple[Finding, ...], bool]:
-    """The findings of an audit and whether a diagnosis was available.
+def analysed(result: AuditResult) -> Tuple[Tuple[Comparison, ...], Tuple[Finding, ...], bool]:
+    """(comparisons, findings, whether a diagnosis was available) of a gathered audit.
 
-    Findings stored in the results win; otherwise `eb_torchperf.diagnosis.diagnose.with_findings`
-    is applied when this installation has it.
+    The pipeline's analysis step (workflows.pipeline.analyse): findings stored in the
+    results win; otherwise the diagnosis rules run when this installation has them.
     """
-    if result.findings:
-        return tuple(result.findings), True
+    from eb_torchperf.workflows import pipeline
     try:
-        from eb_torchperf.diagnosis.diagnose import with_findings
-    except ImportError:
-        return (), False
-    diagnosed = with_findings(result)
-    return tuple(getattr(diagnosed, "findings", diagnosed)), True
+        return pipeline.analyse(result, keep_findings=True) + (True,)
+    except ImportError:  # an installation without the diagnosis rules
+        comparisons = tuple(compare(result))
+        return comparisons, tuple(result.findings), bool(result.findings)
+
+
+def findings_of(result: AuditResult) -> Tuple[Tuple[Finding, ...], bool]:
+    """The findings of an audit and whether a diagnosis was available (see analysed)."""
+    _, findings, available = analysed(result)
+    return findings, available
 
 
 def read_tail(path: str, lines: int = STDERR_TAIL_LINES) -> str:
@@ -160,8 +164,8 @@ def outcome_of(job: FleetJob, directory: str) -> JobOutcome:
     paths = job_paths(directory, job.name)
     result, problem = _load(paths["results"])
     if result is not None and result.complete:
-        findings, available = findings_of(result)
-        return JobOutcome(job, "ok", result, tuple(compare(result)), findings, available)
+        comparisons, findings, available = analysed(result)
+        return JobOutcome(job, "ok", result, comparisons, findings, available)
     ended = job.job_id is None or (job.state is not None and job.state.terminal)
     if not ended:
         return JobOutcome(job, "unfinished", result)

@@ -13,10 +13,11 @@ system, partition and variable with it).
 """
 
 import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
-from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
-from eb_torchperf.fleet.gather import findings_of
+from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
+from eb_torchperf.fleet.gather import analysed
+from eb_torchperf.records.findings import at_or_above
 from eb_torchperf.records.measurements import AuditResult
 
 GEOMEAN = "geomean"
@@ -39,9 +40,16 @@ def metric_name(comparison: Comparison, multi: bool) -> str:
     return "%s[%s]" % (comparison.bench, params.replace(":", "-"))
 
 
-def perf_metrics(result: AuditResult) -> List[Metric]:
-    """Relative OPS and absolute rates of every benchmark measured, then the geomean."""
-    comparisons = compare(result)
+def perf_metrics(result: AuditResult,
+                 comparisons: Optional[Sequence[Comparison]] = None) -> List[Metric]:
+    """Relative OPS and absolute rates of every benchmark measured, then the geomean.
+
+    Args:
+        comparisons: the pipeline's analysis of `result` (fleet.gather.analysed),
+            computed when None.
+    """
+    if comparisons is None:
+        comparisons = analysed(result)[0]
     counts = {}
     for c in comparisons:
         counts[c.bench] = counts.get(c.bench, 0) + 1
@@ -70,7 +78,7 @@ def sanity_problems(result: Optional[AuditResult]) -> List[str]:
         problems.append("the audit was cut short: %s" % (message or "no error recorded"))
     if not result.results:
         problems.append("the audit measured nothing")
-    findings, _ = findings_of(result)
+    _, findings, _ = analysed(result)
     problems += ["error finding %s: %s" % (f.rule_id, f.title)
-                 for f in findings if f.severity == "error"]
+                 for f in at_or_above(findings, "error")]
     return problems

@@ -8,9 +8,10 @@ here; templates only lay out.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
+from eb_torchperf.diagnosis.verdict import assess
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.explanation import ExplainResult
-from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings, worst
+from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions
 from eb_torchperf.diagnosis.evidence import cores_evidence
@@ -30,40 +31,34 @@ def _torch_line(probe: Optional[ProbeResult]) -> str:
 
 
 def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
-    """The one-line verdict: worst severity, counts, top finding, geometric mean.
+    """The one-line verdict: worst severity, counts, top finding, geometric mean
+    (a rendering of diagnosis.verdict.assess).
 
     Returns:
         {"level": "error" | "warning" | "info" | "ok", "text": one line}.
     """
-    findings = sort_findings(result.findings)
-    level = worst(findings) or "ok"
-    geo = geomean_relative_ops(comparisons)
+    judged = assess(result, comparisons)
+    level = judged.level
     counts = ", ".join("%d %s" % (n, s + ("s" if n != 1 and s != "info" else ""))
-                       for s in reversed(SEVERITIES)
-                       for n in [sum(f.severity == s for f in findings)] if n)
-    if geo is not None:
-        speed = "target at %s of the reference (geometric mean of %d benchmarks)" % (
-            pct(geo), sum(c.relative_ops is not None for c in comparisons))
-    elif not result.complete and result.reference is not None:
-        speed = "no benchmark measured on both sides"
-    elif not result.results:
-        skipped = len({(s["bench"], str(s["params"])) for s in result.skipped})
-        speed = "nothing measured (%d benchmark%s skipped)" % (skipped, "" if skipped == 1 else "s")
-    elif result.reference is not None:
-        speed = "no benchmark measured on both sides"
-    else:
-        speed = "no reference measured: absolute rates only"
+                       for s, n in judged.counts.items())
+    speed = {
+        "measured": lambda: "target at %s of the reference (geometric mean of %d "
+                            "benchmarks)" % (pct(judged.geomean), judged.benchmarks),
+        "no-pair": lambda: "no benchmark measured on both sides",
+        "nothing-measured": lambda: "nothing measured (%d benchmark%s skipped)" % (
+            judged.skipped, "" if judged.skipped == 1 else "s"),
+        "no-reference": lambda: "no reference measured: absolute rates only",
+    }[judged.speed]()
     status = "OK" if level in ("ok", "info") else level.upper()
-    if not result.complete:
+    if not judged.complete:
         # a cut-short run is never "OK": say so first, with the cause
-        status = "INCOMPLETE RUN (%s)" % (result.errors[-1].get("message", "cut short")
-                                           if result.errors else "cut short")
+        status = "INCOMPLETE RUN (%s)" % (judged.problem or "cut short")
         if level not in ("ok", "info"):
             status += ", " + level.upper()
     parts = ["%s: %s" % (status, speed)]
     parts.append(counts or "no findings")
-    if findings and level in ("error", "warning"):
-        parts.append("top finding: %s" % findings[0].title)
+    if judged.findings and level in ("error", "warning"):
+        parts.append("top finding: %s" % judged.findings[0].title)
     return {"level": level, "text": "; ".join(parts) + "."}
 
 
