@@ -56,8 +56,14 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one sub-parser per entry of COMMANDS."""
+def build_parser(load=None) -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per entry of COMMANDS.
+
+    Args:
+        load: names of the sub-commands whose modules are imported and whose options
+            are added (None: all of them).  The others are listed by name and help
+            line only, from COMMANDS, so `eb-torchperf --help` imports no sub-command.
+    """
     parser = argparse.ArgumentParser(
         prog="eb-torchperf", description=DESCRIPTION,
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -65,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (module_name, help_text) in COMMANDS.items():
+        if load is not None and name not in load:
+            sub.add_parser(name, help=help_text)
+            continue
         module = importlib.import_module(module_name)
         sub_parser = sub.add_parser(name, help=help_text, description=module.__doc__,
                                     formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,9 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_command(argv) -> tuple:
+    """The sub-command `argv` names, as a tuple of zero or one COMMANDS key: the first
+    word that is not an option (the top level has only --help and --version)."""
+    for word in argv:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            return (word,) if word in COMMANDS else ()
+    return ()
+
+
 def main(argv=None) -> int:
-    """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
+    """Entry point of the console script; returns the exit status.
+
+    Only the chosen sub-command's module is imported (see build_parser)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(load=chosen_command(argv))
     args = parser.parse_args(argv)
     try:
         return args._run(args)

@@ -154,3 +154,16 @@ def test_timeout_job_cause_from_sacct_and_stderr(tmp_path):
                              "2026-11-30T17:59:33 DUE TO TIME LIMIT ***")
     row = render.fleet_view(manifest, [outcome]).failed[0]
     assert (row.job_id, row.state) == ("6", "TIMEOUT, exit 0")
+
+
+def test_fleet_fail_on(tmp_path, capsys):
+    """--fail-on decides over the jobs' findings; a failed job fails whatever it says."""
+    from eb_torchperf.cli.dispatch import main
+    ok = fleet_folder(tmp_path / "ok", [job("zen", "COMPLETED")],
+                      results={"zen": audit_result("AMD EPYC 9654", 1.0,
+                                                   findings=[finding("warning")])})
+    assert main(["fleet", "--render", ok.directory]) == 0
+    assert main(["fleet", "--render", ok.directory, "--fail-on", "warning"]) == 1
+    bad = fleet_folder(tmp_path / "bad", [job("zen", "FAILED", 2)])
+    assert main(["fleet", "--render", bad.directory, "--fail-on", "never"]) == 1
+    capsys.readouterr()
