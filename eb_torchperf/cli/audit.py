@@ -33,7 +33,7 @@ from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: F401
                                             AuditRequest, ExplainOptions, check_writable,
                                             default_out_path, parse_env)
-from eb_torchperf.present.report import parse_formats
+from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
 from eb_torchperf.present.terminal import AuditProgress, config_table, make_console, ops_table
 from eb_torchperf.present.terminal_explain import ExplainProgress, print_explain

@@ -7,8 +7,8 @@ an interval (see eb_torchperf.analysis.unpaired).  Findings are diagnosed for B 
 
 from rich.console import Console
 
-from eb_torchperf.workflows import pipeline
-from eb_torchperf.present.report import parse_formats
+from eb_torchperf.workflows import stored
+from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
 from eb_torchperf.present.terminal import ops_table
 
@@ -24,8 +24,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    outcome, note = pipeline.compare_stored(args.before, args.after, args.out_dir,
-                                            parse_formats(args.format), args.fail_on, args.stem)
+    outcome, note = stored.compare_stored(args.before, args.after, args.out_dir,
+                                          parse_formats(args.format), args.fail_on, args.stem)
     console = Console()
     console.print(ops_table(outcome.comparisons, True))
     console.print(note, highlight=False)

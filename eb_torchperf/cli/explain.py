@@ -26,7 +26,7 @@ from eb_torchperf.cli import audit as audit_cli
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import ExplainOptions
 from eb_torchperf.probe.profile import WORKLOADS
-from eb_torchperf.present.report import parse_formats
+from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.cli.report import print_outcome
 from eb_torchperf.present.terminal import make_console, ops_table
 from eb_torchperf.present.terminal_explain import print_explain

@@ -10,8 +10,7 @@ from rich.console import Console
 
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import AuditRequest
-from eb_torchperf.present.report import parse_formats
-from eb_torchperf.present.report.render import verdict
+from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.present.terminal import make_console, print_findings
 
 FAIL_LEVELS = ("warning", "error", "never")
@@ -36,6 +35,7 @@ def add_arguments(parser) -> None:
 
 def print_outcome(console: Console, result, comparisons, written: dict) -> None:
     """Findings, the one-line verdict, and the report paths."""
+    from eb_torchperf.present.report.render import verdict  # pandas: once there is a result
     console.rule("Findings")
     print_findings(console, result.findings)
     console.print(verdict(result, comparisons)["text"], highlight=False)

@@ -13,6 +13,7 @@ validated, measured and diagnosed exactly as `eb-torchperf audit` does it.
 """
 
 import dataclasses
+import os
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 from eb_torchperf.records.findings import Finding
@@ -93,7 +94,7 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html"
     return pipeline.write_reports(result, out_dir, formats, stem, comparisons, explained)
 
 
-def explain(result: Union[AuditResult, str], workloads: Optional[Sequence[str]] = None,
+def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Sequence[str]] = None,
             try_remedies: bool = True, trial_pairs: Optional[int] = 1,
             profile_rounds: int = 2, timeout_s: Optional[float] = None):
     """Profile both sides of an audit per operator and try the run-time remedies.
@@ -111,7 +112,7 @@ def explain(result: Union[AuditResult, str], workloads: Optional[Sequence[str]] 
     Raises:
         eb_torchperf.errors.ConfigError: bad options, or an audit without a reference.
     """
-    path = result if isinstance(result, str) else ""
+    path = os.fspath(result) if isinstance(result, (str, os.PathLike)) else ""
     options = ExplainOptions(workloads=None if workloads is None else tuple(workloads),
                              try_remedies=try_remedies, trial_pairs=trial_pairs,
                              profile_rounds=profile_rounds)

@@ -1,7 +1,7 @@
 """The one audit pipeline: validate → measure → analyse → explain → save → report.
 
 Every shell runs its job through here: `audit`, `explain`, `report`, `sanity-check`
-and the EasyBuild hook (`workflows.sitecheck`), `compare` (`compare_stored`), the
+and the EasyBuild hook (`workflows.sitecheck`), `compare` (`workflows.stored`), the
 fleet gathering, `gpu` and the ReFrame check (`analyse`), and the public API
 (`eb_torchperf.audit`).  `run(request)` validates the whole `AuditRequest` before any
 process starts (`workflows.request.validate`), then calls the steps in order and
@@ -17,13 +17,13 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison, compare
-from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.workflows.request import AuditRequest, Plan, runner_options, validate
 
-__all__ = ["AuditRequest", "Display", "PipelineOutcome", "analyse", "compare_stored",
-           "explain_step", "measure", "run", "save", "validate", "with_baseline",
+__all__ = ["AuditRequest", "Display", "PipelineOutcome", "analyse", "explain_step",
+           "measure", "run", "save", "status_of", "validate", "with_baseline",
            "write_reports"]
 
 
@@ -159,9 +159,11 @@ def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = N
 
 
 def _explain_path(plan: Plan, results_path: str) -> str:
+    """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
     from eb_torchperf.workflows.explain import explain_path
-    return (plan.request.explain.out if plan.request.explain.out
-            else explain_path(results_path))
+    if plan.request.explain.out:
+        return plan.request.explain.out
+    return explain_path(results_path) if results_path else ""
 
 
 def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparison],
@@ -209,24 +211,6 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
                  explain=explained, notes=notes, title=title)
 
 
-def stored_explain(results_path, result: AuditResult, log: Callable[[str], None]):
-    """The explain JSON beside a stored results file, when it is about that audit.
-
-    A file the user did not name is never fatal: unreadable or stale, it is ignored
-    with one line to `log`.
-    """
-    from eb_torchperf.workflows.explain import explain_path, find_explain, stale_reason
-    try:
-        explained = find_explain(results_path)
-        stale = explained and stale_reason(explained, result)
-    except SchemaError as exc:
-        explained, stale = None, str(exc)
-    if stale:
-        log("ignoring %s: %s" % (explain_path(results_path), stale))
-        return None
-    return explained
-
-
 def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
     """The exit status of a pipeline run (records.findings.exit_status).
 
@@ -272,6 +256,7 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
     if request.explain is not None:
         explained = explain_step(plan, result, comparisons, results_path, display)
     elif request.reuse_explain and request.results is not None:
+        from eb_torchperf.workflows.stored import stored_explain
         explained = stored_explain(request.results, result, display.log)
     if explained is not None:
         from eb_torchperf.workflows.explain import with_profile_evidence
@@ -285,47 +270,3 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
                            written, status_of(result, request.fail_on,
                                               stored=request.results is not None
                                               and request.explain is None))
-
-
-def compare_stored(before, after, out_dir: Optional[str] = None,
-                   formats: Sequence[str] = (), fail_on: str = "error",
-                   stem: Optional[str] = None) -> Tuple[PipelineOutcome, str]:
-    """Two stored runs, unpaired (analysis.unpaired): A the reference, B the target.
-
-    Returns:
-        (the outcome of the combined run, the unpaired-comparison note shown with it).
-
-    Raises:
-        SchemaError: unreadable files; ConfigError: a run cut short or without target
-            measurements.
-    """
-    from eb_torchperf.analysis.unpaired import (UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs,
-                                                unpaired_comparisons)
-    validate(AuditRequest(results=str(after), formats=tuple(formats), fail_on=fail_on))
-    before, after = pathlib.Path(before), pathlib.Path(after)
-    combined = combine_runs(_usable(before), _usable(after))
-    comparisons, findings = analyse(combined, unpaired_comparisons(combined))
-    combined = dataclasses.replace(combined, findings=findings)
-    note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
-    written = write_reports(
-        combined, out_dir or after.parent, formats,
-        stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons, notes=(note,),
-        title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name))
-    return PipelineOutcome(combined, comparisons, written=written,
-                           status=status_of(combined, fail_on, stored=True)), note
-
-
-def _usable(path) -> AuditResult:
-    """The stored run at `path`, if it can stand in a comparison.
-
-    Raises:
-        SchemaError: unreadable, or not a results document.
-        ConfigError: the run was cut short or measured nothing on its target side.
-    """
-    result = load_results(path)
-    if not result.complete:
-        raise ConfigError("%s is an incomplete run (%s); compare needs complete runs"
-                          % (path, result.errors[-1]["message"] if result.errors else "cut short"))
-    if result.target is None or not result.results_for("target"):
-        raise ConfigError("%s has no target measurements to compare" % path)
-    return result

@@ -18,12 +18,13 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.interleave import SUITE_OPTIONS, RunnerOptions
 from eb_torchperf.measure.reference import check_reference_spec, resolve_interpreter
+from eb_torchperf.present.formats import FORMATS
 from eb_torchperf.probe import registry
 
 #: A POSIX environment variable name (--target-env VAR=VALUE).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: Report formats (present.report.FORMATS, named here so validation needs no jinja2).
-REPORT_FORMATS = ("html", "md", "json")
+#: Report formats (present.formats: no Jinja2 or pandas needed to check them).
+REPORT_FORMATS = FORMATS
 #: Severities `fail_on` accepts ("never": findings never fail).
 FAIL_ON = ("info", "warning", "error", "never")
 DEFAULT_OUT_DIR = "reports"

@@ -2,7 +2,6 @@
 venv is resolved, and the steps give the outcome the CLI used to assemble itself."""
 
 import dataclasses
-import os
 import shutil
 import time
 

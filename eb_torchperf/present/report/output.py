@@ -14,12 +14,12 @@ from typing import Dict, Optional, Sequence
 import jinja2
 
 from eb_torchperf.analysis.compare import Comparison
-from eb_torchperf.errors import ConfigError
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report.render import build_view
 
-FORMATS = ("html", "md", "json")
+from eb_torchperf.present.formats import FORMATS, parse_formats  # noqa: F401  (re-exported)
+
 SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
 
@@ -76,20 +76,6 @@ def render_markdown(view: dict) -> str:
 def render_json(result: AuditResult) -> str:
     """The results document itself (schema-versioned), findings included."""
     return json.dumps(result.to_json(), indent=1, default=str) + "\n"
-
-
-def parse_formats(text: str) -> tuple:
-    """"html,md" -> ("html", "md").
-
-    Raises:
-        ConfigError: an unknown format (message lists the known ones).
-    """
-    formats = tuple(f.strip() for f in text.split(",") if f.strip())
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown or not formats:
-        raise ConfigError("unknown report format %s (choose from %s)"
-                          % (", ".join(unknown) or repr(text), ", ".join(FORMATS)))
-    return formats
 
 
 def default_stem(result: AuditResult) -> str:
