@@ -89,7 +89,7 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html"
     comparisons, findings = pipeline.analyse(result, keep_findings=True)
     result = dataclasses.replace(result, findings=findings)
     if explained is not None:
-        from eb_torchperf.workflows.explain import with_profile_evidence
+        from eb_torchperf.diagnosis.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
     return pipeline.write_reports(result, out_dir, formats, stem, comparisons, explained)
 

@@ -160,7 +160,7 @@ def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = N
 
 def _explain_path(plan: Plan, results_path: str) -> str:
     """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
-    from eb_torchperf.workflows.explain import explain_path
+    from eb_torchperf.diagnosis.explanation import explain_path
     if plan.request.explain.out:
         return plan.request.explain.out
     return explain_path(results_path) if results_path else ""
@@ -259,7 +259,7 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
         from eb_torchperf.workflows.stored import stored_explain
         explained = stored_explain(request.results, result, display.log)
     if explained is not None:
-        from eb_torchperf.workflows.explain import with_profile_evidence
+        from eb_torchperf.diagnosis.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
         if request.explain is not None:
             explain_file = _explain_path(plan, results_path)

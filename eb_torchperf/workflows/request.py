@@ -264,7 +264,7 @@ def _profile_options(request: AuditRequest):
         ConfigError: unknown workload, or rounds ProfileOptions refuses.
     """
     from eb_torchperf.probe.profile import WORKLOADS  # torch-free: names and budgets
-    from eb_torchperf.workflows.explain import ProfileOptions
+    from eb_torchperf.workflows.profiling import ProfileOptions
     unknown = sorted(set(request.explain.workloads or ()) - set(WORKLOADS))
     if unknown:
         raise ConfigError("unknown workload(s): %s (known: %s)"
