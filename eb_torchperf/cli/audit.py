@@ -27,14 +27,16 @@ audit cut short (results and reports so far are still written).
 
 import dataclasses
 import datetime
-import os
 import pathlib
 import re
 import signal
 import sys
 
 from eb_torchperf.analysis import compare as compare_mod
-from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
+from eb_torchperf.measure import interrupts
+from eb_torchperf.measure.interleave import INTERRUPTED, SUITE_OPTIONS, AuditRun
+from eb_torchperf.present import escape
+from eb_torchperf.records import safe_write
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.diagnose import with_findings
 from eb_torchperf.errors import ConfigError
@@ -43,11 +45,15 @@ from eb_torchperf.records.findings import exit_status
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.reference import resolve_interpreter, resolve_reference
 from eb_torchperf.present.report import parse_formats, write_reports
+from eb_torchperf.present.report.output import SUFFIXES
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
 from eb_torchperf.present.terminal import AuditProgress, config_table, make_console, ops_table
 from eb_torchperf.present.terminal_explain import ExplainProgress, print_explain
 
 DEFAULT_OUT_DIR = "reports"
+#: Largest --timeout accepted, seconds (a week): `inf` or 1e300 would overflow the
+#: deadline arithmetic of select() and subprocess.
+MAX_TIMEOUT_S = 7 * 24 * 3600
 #: A POSIX environment variable name (--target-env VAR=VALUE).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: --device choice -> benchmark devices planned.
@@ -96,8 +102,9 @@ def add_arguments(parser) -> None:
 
 def _options(args):
     options = SUITE_OPTIONS[args.suite]
-    if args.timeout <= 0:
-        raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
+    if not (0 < args.timeout <= MAX_TIMEOUT_S):
+        raise ConfigError("--timeout must be a number of seconds > 0 and at most %d (a week), "
+                          "not %g" % (MAX_TIMEOUT_S, args.timeout))
     if args.pairs is not None and args.pairs < 1:
         raise ConfigError("--pairs must be at least 1, not %d" % args.pairs)
     changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
@@ -139,9 +146,25 @@ def skip_lines(skipped) -> list:
 
 
 def default_out_path() -> str:
-    """reports/torchperf-<UTC time>.json relative to the working directory."""
+    """reports/torchperf-<UTC time>.json relative to the working directory, made
+    unique with "-2", "-3", ... (claimed with O_EXCL: two audits started in the same
+    second in one folder get two names; the reports' names are free too)."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
+    siblings = [suffix for suffix in SUFFIXES.values()] + [".explain.json"]
+    return str(safe_write.claim_new(DEFAULT_OUT_DIR, "torchperf-" + stamp, ".json", siblings))
+
+
+def check_out_name(path: pathlib.Path) -> None:
+    """Refuse a results path that a report of the same stem would overwrite.
+
+    Raises:
+        ConfigError: `--out` ends in a report suffix (.md, .html) or is an explain
+            document's name.
+    """
+    if path.suffix in (".md", ".html", ".htm") or path.name.endswith(".explain.json"):
+        raise ConfigError("--out %s: the results JSON needs a name of its own (the reports "
+                          "use <name>.md and <name>.html beside it); use e.g. --out %s"
+                          % (path, path.with_suffix(".json").name.replace(".explain", "")))
 
 
 def _measure(args, err):
@@ -161,7 +184,8 @@ def _measure(args, err):
     target = resolve_interpreter(args.python, "target")
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),
-                                  log=lambda msg: err.print(msg, highlight=False))
+                                  log=lambda msg: err.print(msg, highlight=False, markup=False),
+                                  timeout_s=args.timeout)
     try:
         audit = AuditRun(target, reference, args.suite, _options(args), only=args.only,
                          devices=DEVICES[args.device], target_env=parse_env(args.target_env))
@@ -201,6 +225,8 @@ def check_writable(path: pathlib.Path) -> None:
         ConfigError: the folder cannot be created or the file cannot be opened.
     """
     existed = path.exists()
+    if path.is_dir():
+        raise ConfigError("cannot write results to %s: it is a folder" % path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a"):
@@ -211,37 +237,47 @@ def check_writable(path: pathlib.Path) -> None:
         path.unlink()
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _measure_keeping_results(args, err):
-    """_measure with SIGTERM (Slurm's scancel and time limit) handled like Ctrl-C: the
-    audit stops, and what was measured is returned and written."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+def run(args) -> int:
+    """The audit command, with SIGTERM (Slurm's scancel and time limit) handled like
+    Ctrl-C: the audit stops, and what was measured is diagnosed and written."""
+    previous = signal.signal(signal.SIGTERM, interrupts.raise_interrupt)
     try:
-        return _measure(args, err)
+        return _run(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(args) -> int:
+def _run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
     if args.explain and args.reference in ("", "none"):
         raise ConfigError("--explain needs a reference to profile against; "
                           "leave out --reference none")
+    _options(args)  # option values refused before anything is resolved or installed
+    parse_env(args.target_env)
     out, err = make_console(), make_console(stderr=True)
-    path = pathlib.Path(args.out or default_out_path())
-    check_writable(path)
-    result = _measure_keeping_results(args, err)
-    comparisons = compare_mod.compare(result)
-    result = with_findings(result, comparisons)
-    result.save(path)
+    if args.out:
+        path = pathlib.Path(args.out)
+        check_out_name(path)
+        check_writable(path)
+    else:
+        path = pathlib.Path(default_out_path())
+    try:
+        result = _measure(args, err)
+    finally:
+        if not args.out and path.exists() and path.stat().st_size == 0:
+            path.unlink()  # the claimed name of a run that measured nothing
+    # From here to the saved results, Ctrl-C / SIGTERM (also twice) wait: what was
+    # measured is diagnosed and written first, then the interrupt is taken.
+    with interrupts.held():
+        comparisons = compare_mod.compare(result)
+        result = with_findings(result, comparisons)
+        result.save(path)
     result, explained = _explain(result, path, args, err)
     if explained is not None:
         result.save(path)
     written = write_reports(result, path.parent, formats, stem=path.stem,
-                            comparisons=comparisons, explain=explained) if formats else {}
+                            comparisons=comparisons, explain=explained,
+                            protected=(path,)) if formats else {}
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
@@ -250,12 +286,12 @@ def run(args) -> int:
     if explained is not None:
         print_explain(out, explained)
     for line in skip_lines(result.skipped):
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
     print_outcome(out, result, comparisons, written)
-    out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False)
+    out.print("results: %s  (%.0f s)" % (path, result.wall_s), highlight=False, markup=False)
     if not result.complete:
         message = result.errors[-1]["message"]
-        print("eb-torchperf: error: %s (results so far written to %s)" % (message, path),
-              file=sys.stderr)
-        return 130 if message == "audit interrupted" else 2
+        print("eb-torchperf: error: %s (results so far written to %s)"
+              % (escape.one_line(message), path), file=sys.stderr)
+        return 130 if message == INTERRUPTED else 2
     return exit_status(result.findings, args.fail_on)

@@ -54,11 +54,11 @@ def run(args) -> int:
     note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
     stem = args.stem or "compare-%s-vs-%s" % (before.stem, after.stem)
     written = write_reports(combined, args.out_dir or after.parent, formats, stem=stem,
-                            comparisons=comparisons, notes=(note,),
+                            comparisons=comparisons, notes=(note,), protected=(before, after),
                             title="Stored runs compared: %s (reference) vs %s (target)"
                                   % (before.name, after.name))
     console = Console()
     console.print(ops_table(comparisons, True))
-    console.print(note, highlight=False)
+    console.print(note, highlight=False, markup=False)
     print_outcome(console, combined, comparisons, written)
     return exit_status(combined.findings, args.fail_on)

@@ -27,6 +27,8 @@ import pathlib
 from rich.console import Console
 
 from eb_torchperf.cli import audit as audit_cli
+from eb_torchperf.cli.audit import MAX_TIMEOUT_S
+from eb_torchperf.measure import interrupts
 from eb_torchperf.analysis import compare as compare_mod
 from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
 from eb_torchperf.diagnosis.diagnose import with_findings
@@ -74,10 +76,12 @@ def _baseline(args, err: Console):
                               "leave out --python and --reference")
         result = load_results(args.results)
         return (result if result.findings else with_findings(result)), args.results
+    if args.out:  # before anything is measured
+        audit_cli.check_out_name(pathlib.Path(args.out))
     target = resolve_interpreter(args.python or "python3", "target")
     reference = resolve_reference(args.reference or "wheel", target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),
-                                  log=lambda msg: err.print(msg, highlight=False))
+                                  log=lambda msg: err.print(msg, highlight=False, markup=False))
     if reference is None:
         raise ConfigError("explain needs a reference (an interpreter, wheel or wheel==X.Y.Z)")
     options = _runner_options(args.suite, args, args.pairs)
@@ -91,16 +95,18 @@ def _baseline(args, err: Console):
         with AuditProgress(err, len(run.plan) * options.pairs) as progress:
             run.progress = progress
             result = run.run()
-    path = args.out or audit_cli.default_out_path()
-    result = with_findings(result)
-    result.save(path)
+    with interrupts.held():  # Ctrl-C / SIGTERM wait until the baseline is saved
+        path = args.out or audit_cli.default_out_path()
+        result = with_findings(result)
+        result.save(path)
     return result, path
 
 
 def _runner_options(suite: str, args, pairs):
     """The suite's runner settings with --timeout and `pairs` (None: the suite's)."""
-    if args.timeout <= 0:
-        raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
+    if not (0 < args.timeout <= MAX_TIMEOUT_S):
+        raise ConfigError("--timeout must be a number of seconds > 0 and at most %d (a week), "
+                          "not %g" % (MAX_TIMEOUT_S, args.timeout))
     if pairs is not None and pairs < 1:
         raise ConfigError("--pairs / --trial-pairs must be at least 1, not %d" % pairs)
     changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
@@ -130,8 +136,8 @@ def _save(baseline, result, paths, formats) -> dict:
     baseline.save(results_path)
     folder, name = os.path.split(results_path)
     stem = name[:-5] if name.endswith(".json") else name
-    return write_reports(baseline, folder or ".", formats, stem=stem,
-                         explain=result) if formats else {}
+    return write_reports(baseline, folder or ".", formats, stem=stem, explain=result,
+                         protected=(results_path, explain_file)) if formats else {}
 
 
 def run(args) -> int:
@@ -156,5 +162,6 @@ def run(args) -> int:
     print_outcome(out, baseline, compare_mod.compare(baseline), written)
     out.print("results: %s\nexplain: %s  (baseline %.0f s, profiles %.0f s, trials %.0f s)"
               % (results_path, explain_file, baseline.wall_s, result.profile_s,
-                 result.wall_s - result.profile_s), highlight=False, soft_wrap=True)
+                 result.wall_s - result.profile_s), highlight=False, soft_wrap=True,
+              markup=False)
     return exit_status(baseline.findings, args.fail_on) if baseline.complete else 2

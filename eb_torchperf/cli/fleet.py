@@ -14,8 +14,8 @@ examples:
       --dry-run -- --qos=debug --mem=32G
   eb-torchperf fleet --render reports/fleet-20261130-120000
 
-exit status: 0 every job audited, no error finding; 1 a job failed or has not
-finished, or an error finding; 2 usage or tool error (sbatch refused every job).
+exit status: 0 every job audited, no error finding; 1 an error finding; 2 a job failed
+or has not finished, a usage or tool error (sbatch refused every job); 3 a bug.
 """
 
 import datetime
@@ -29,8 +29,10 @@ from eb_torchperf.measure.interleave import SUITE_OPTIONS
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
-from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script, default_launcher,
-                         job_paths, load_manifest, plan_jobs, utc_now)
+from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script,
+                                     check_script_values, default_launcher, job_paths,
+                                     load_manifest, plan_jobs, utc_now)
+from eb_torchperf.records import safe_write
 from eb_torchperf.measure.reference import ensure_wheel_venv, resolve_interpreter, venv_dir_for, wheel_requirement
 
 DEFAULT_DEADLINE_S = 3600.0
@@ -137,7 +139,10 @@ def build_manifest(args) -> FleetManifest:
         worker_timeout_s=args.timeout)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     directory = os.path.abspath(args.out or os.path.join("reports", "fleet-" + stamp))
-    return FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)
+    manifest = FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)
+    for job in manifest.jobs:  # every value checked before anything is built or written
+        check_script_values(job, directory, sbatch, audit)
+    return manifest
 
 
 def report(manifest: FleetManifest, out: Console) -> int:
@@ -145,13 +150,12 @@ def report(manifest: FleetManifest, out: Console) -> int:
     outcomes = gather_mod.gather(manifest)
     view = render.fleet_view(manifest, outcomes)
     path = os.path.join(manifest.directory, REPORT_NAME)
-    with open(path, "w") as handle:
-        handle.write(render.render_markdown(view))
+    safe_write.write_text(path, render.render_markdown(view))
     out.print(render.render_terminal(view))
-    out.print("fleet report: %s" % path, highlight=False)
+    out.print("fleet report: %s" % path, highlight=False, markup=False)
     bad_job = any(o.status != "ok" for o in outcomes)
     error_finding = any(f.severity == "error" for o in outcomes for f in o.findings)
-    return int(bad_job or error_finding)
+    return 2 if bad_job else int(error_finding)
 
 
 def _logger(console: Console):

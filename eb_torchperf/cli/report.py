@@ -44,9 +44,9 @@ def print_outcome(console: Console, result, comparisons, written: dict) -> None:
     """Findings, the one-line verdict, and the report paths."""
     console.rule("Findings")
     print_findings(console, result.findings)
-    console.print(verdict(result, comparisons)["text"], highlight=False)
+    console.print(verdict(result, comparisons)["text"], highlight=False, markup=False)
     for fmt, path in written.items():
-        console.print("%s report: %s" % (fmt, path), highlight=False)
+        console.print("%s report: %s" % (fmt, path), highlight=False, markup=False)
 
 
 def run(args) -> int:
@@ -62,10 +62,11 @@ def run(args) -> int:
         explained, stale = None, str(exc)
     if stale:
         make_console(stderr=True).print("ignoring %s: %s" % (explain_path(source), stale),
-                                        highlight=False, soft_wrap=True)
+                                        highlight=False, soft_wrap=True, markup=False)
         explained = None
     result = with_profile_evidence(result, explained)
     written = write_reports(result, args.out_dir or source.parent, formats, stem=source.stem,
-                            comparisons=comparisons, explain=explained)
+                            comparisons=comparisons, explain=explained,
+                            protected=(source, explain_path(source)))
     print_outcome(make_console(), result, comparisons, written)
     return exit_status(result.findings, args.fail_on)

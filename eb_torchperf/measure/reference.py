@@ -114,7 +114,11 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
     try:
         proc = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True,
                               timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired:
+        raise ConfigError("target %s: `import torch` gave no answer within %g s (raise "
+                          "--timeout if the build is just very slow)" % (python, timeout_s)) \
+            from None
+    except OSError as exc:
         raise ConfigError("target %s: cannot run: %s" % (python, exc)) from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
@@ -124,8 +128,12 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
 
 def resolve_reference(spec: Optional[str], target_python: str, pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
-                      log: Callable[[str], None] = lambda msg: None) -> Optional[str]:
+                      log: Callable[[str], None] = lambda msg: None,
+                      timeout_s: float = 180) -> Optional[str]:
     """Turn a `--reference` value into an interpreter path (None: no reference).
+
+    `timeout_s` bounds asking the target for its torch version (`wheel`): the audit's
+    --timeout, so a hanging `import torch` is not waited for longer than the workers.
 
     Raises:
         ConfigError: unknown path, bad wheel spec, venv/pip failure.
@@ -133,7 +141,7 @@ def resolve_reference(spec: Optional[str], target_python: str, pip_options: Sequ
     if not spec or spec == "none":
         return None
     if spec == "wheel" or spec.startswith("wheel==") or spec.endswith(".whl"):
-        version = target_torch_version(target_python) if spec == "wheel" else None
+        version = target_torch_version(target_python, timeout_s) if spec == "wheel" else None
         return ensure_wheel_venv(wheel_requirement(spec, version), pip_options, cache_dir, log=log)
     return resolve_interpreter(spec, "reference")
 
