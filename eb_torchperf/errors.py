@@ -34,6 +34,11 @@ class ConfigError(TorchPerfError):
     """Bad user input: option values, paths, reference specifications."""
 
 
+class WriteError(TorchPerfError):
+    """An output file could not be written (full disk, no permission); the message
+    names the file, and the previous file of that name is unchanged (safe_write)."""
+
+
 class SlurmError(TorchPerfError):
     """A Slurm command (sbatch, sacct, scontrol, scancel) failed or could not run.
 

@@ -2,7 +2,8 @@
 
 A wrapper script runs a real interpreter with a `sitecustomize` on PYTHONPATH that
 replaces sys.stdin (where the worker reads its requests) by a reader that kills the
-process with SIGSEGV, or sleeps forever, when request number N arrives.
+process with SIGSEGV, or sleeps forever, when request number N arrives; or ("slow-quit")
+that touches $EBTP_FAULT_MARK and takes $EBTP_FAULT_SLEEP seconds to quit.
 """
 
 import os
@@ -21,6 +22,9 @@ class _Faulty:
     def __iter__(self):
         for line in self.stream:
             self.count += 1
+            if _ACTION == "slow-quit" and '"op": "quit"' in line:
+                open(os.environ["EBTP_FAULT_MARK"], "w").close()  # the shutdown began
+                time.sleep(float(os.environ.get("EBTP_FAULT_SLEEP", "4")))
             if self.count == _AT:
                 if _ACTION == "crash":
                     os.kill(os.getpid(), signal.SIGSEGV)
@@ -32,8 +36,9 @@ if _ACTION and "--worker" in sys.argv:
 '''
 
 
-def faulty_python(tmp_path, real_python, action, at):
-    """Write a wrapper interpreter that crashes or hangs at request `at`; return its path."""
+def faulty_python(tmp_path, real_python, action, at=0, mark=None):
+    """Write a wrapper interpreter that crashes or hangs at request `at`, or quits slowly
+    after touching `mark`; return its path."""
     site = tmp_path / ("site-" + action)
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
@@ -41,7 +46,8 @@ def faulty_python(tmp_path, real_python, action, at):
     script.write_text(textwrap.dedent('''\
         #!/bin/sh
         export PYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" EBTP_FAULT_ACTION=%s EBTP_FAULT_AT=%d
+        export EBTP_FAULT_MARK="%s"
         exec %s "$@"
-        ''' % (site, action, at, real_python)))
+        ''' % (site, action, at, mark or "", real_python)))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)

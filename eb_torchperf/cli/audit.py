@@ -25,8 +25,10 @@ finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or a
 audit cut short (results and reports so far are still written).
 """
 
+import pathlib
 import sys
 
+from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
 from eb_torchperf.workflows import pipeline
@@ -101,7 +103,8 @@ def request_of(args, formats=(), **changes) -> AuditRequest:
         target=args.python, reference=args.reference, suite=args.suite,
         only=tuple(args.only or ()), devices=DEVICES[args.device],
         target_env=tuple(args.target_env), pairs=args.pairs, timeout_s=args.timeout,
-        out=args.out or default_out_path(), formats=tuple(formats), fail_on=args.fail_on,
+        out=args.out or ("" if "out" in changes else default_out_path()),
+        formats=tuple(formats), fail_on=args.fail_on,
         explain=ExplainOptions() if getattr(args, "explain", False) else None,
         cache_dir=args.cache_dir, pip_options=tuple(args.pip_option), stop_on_sigterm=True)
     fields.update(changes)
@@ -119,14 +122,20 @@ def display_of(err, quiet: bool) -> pipeline.Display:
 def stopped_line(outcome) -> str:
     """The error line of an audit cut short: its last error and where results went."""
     return "eb-torchperf: error: %s (results so far written to %s)" % (
-        outcome.result.errors[-1]["message"] if outcome.result.errors else "cut short",
-        outcome.results_path)
+        escape.one_line(outcome.result.errors[-1]["message"]) if outcome.result.errors
+        else "cut short", outcome.results_path)
 
 
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
     out, err = make_console(), make_console(stderr=True)
-    outcome = pipeline.run(request_of(args, formats), display_of(err, args.quiet))
+    request = request_of(args, formats)
+    try:
+        outcome = pipeline.run(request, display_of(err, args.quiet))
+    finally:
+        claimed = pathlib.Path(request.out)
+        if not args.out and claimed.is_file() and claimed.stat().st_size == 0:
+            claimed.unlink()  # the claimed name of a run that saved nothing
     result, comparisons = outcome.result, outcome.comparisons
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
@@ -136,9 +145,10 @@ def run(args) -> int:
     if outcome.explained is not None:
         print_explain(out, outcome.explained)
     for line in skip_lines(result.skipped):
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
     print_outcome(out, result, comparisons, outcome.written)
-    out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False)
+    out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
+              markup=False)
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
     return outcome.status

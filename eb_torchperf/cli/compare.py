@@ -28,6 +28,6 @@ def run(args) -> int:
                                           parse_formats(args.format), args.fail_on, args.stem)
     console = Console()
     console.print(ops_table(outcome.comparisons, True))
-    console.print(note, highlight=False)
+    console.print(note, highlight=False, markup=False)
     print_outcome(console, outcome.result, outcome.comparisons, outcome.written)
     return outcome.status

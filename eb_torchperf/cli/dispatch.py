@@ -6,11 +6,19 @@ not import torch-side code and `audit` does not import EasyBuild.
 """
 
 import argparse
+import datetime
 import importlib
+import os
 import sys
+import tempfile
+import traceback
 
 from eb_torchperf import __version__
+from eb_torchperf.present import escape
 from eb_torchperf.errors import TorchPerfError
+
+#: Exit statuses; see EPILOG.
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 #: name -> (module, one-line help).  Order is the order of `--help`.
 COMMANDS = {
@@ -42,7 +50,15 @@ with evidence, an EasyBuild remedy and their public source.  It also lints PyTor
 easyconfigs before a build and runs as an EasyBuild hook (hooks/torchperf.py)."""
 
 EPILOG = """\
-exit status: 0 ok; 1 findings at or above --fail-on; 2 usage or tool error.
+exit status (every command):
+  0    ok: no finding at or above --fail-on
+  1    a finding at or above --fail-on (nothing else exits 1)
+  2    usage or input error: a bad option, an unreadable or malformed file, an output
+       that cannot be written, a target that fails or an audit cut short (one line
+       says which; results measured so far are still written)
+  3    internal error (a bug in eb-torchperf): one line says where the traceback was
+       saved; please report it
+  130  interrupted (Ctrl-C, SIGTERM); what was measured is written first
 
 examples:
   eb-torchperf audit --python /usr/bin/python3 --reference wheel==2.13.0
@@ -82,6 +98,42 @@ def build_parser(load=None) -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_streams() -> None:
+    """Characters the terminal's encoding lacks (PYTHONIOENCODING=latin-1, a C locale)
+    are written as escapes instead of crashing the command."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot be reconfigured
+                pass
+
+
+def save_traceback(argv) -> str:
+    """Write the current exception's traceback to a new file; returns its path.
+
+    The file goes to $TMPDIR (else /tmp) as eb-torchperf-crash-<UTC time>-<random>.txt;
+    where that cannot be written, to the working directory.
+    """
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    text = "eb-torchperf %s\nargv: %r\n\n%s" % (__version__, list(argv or sys.argv[1:]),
+                                               traceback.format_exc())
+    for folder in (tempfile.gettempdir(), os.getcwd()):
+        try:
+            fd, path = tempfile.mkstemp(prefix="eb-torchperf-crash-%s-" % stamp,
+                                        suffix=".txt", dir=folder)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+                handle.write(text)
+            return path
+        except OSError:
+            continue
+    return "nowhere (no writable folder)"
+
+
+def _error(message: str) -> None:
+    print("eb-torchperf: error: %s" % escape.one_line(message), file=sys.stderr)
+
+
 def chosen_command(argv) -> tuple:
     """The sub-command `argv` names, as a tuple of zero or one COMMANDS key: the first
     word that is not an option (the top level has only --help and --version)."""
@@ -96,22 +148,28 @@ def chosen_command(argv) -> tuple:
 def main(argv=None) -> int:
     """Entry point of the console script; returns the exit status.
 
-    Only the chosen sub-command's module is imported (see build_parser)."""
+    Only the chosen sub-command's module is imported (see build_parser).  Exit
+    statuses: EPILOG."""
+    _tolerant_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(load=chosen_command(argv))
     args = parser.parse_args(argv)
     try:
         return args._run(args)
     except TorchPerfError as exc:
-        print("eb-torchperf: error: %s" % exc, file=sys.stderr)
-        return 2
+        _error(str(exc))
+        return EXIT_INPUT
     except OSError as exc:  # an output file or folder that cannot be written
-        print("eb-torchperf: error: %s: %s" % (exc.filename or "I/O", exc.strerror or exc),
-              file=sys.stderr)
-        return 2
+        _error("%s: %s" % (exc.filename or "I/O", exc.strerror or exc))
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("eb-torchperf: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line, the traceback in a file  # noqa: BLE001
+        where = save_traceback(argv)
+        _error("internal error (a bug in eb-torchperf): %s: %s; traceback saved to %s"
+               % (type(exc).__name__, exc, where))
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -86,10 +86,10 @@ def run(args) -> int:
         out.print("results: %s\nexplain: %s  (baseline %.0f s, profiles %.0f s, trials %.0f s)"
                   % (outcome.results_path, outcome.explain_path, baseline.wall_s,
                      explained.profile_s, explained.wall_s - explained.profile_s),
-                  highlight=False, soft_wrap=True)
+                  highlight=False, soft_wrap=True, markup=False)
     else:
         out.print("results: %s  (%.0f s)" % (outcome.results_path, baseline.wall_s),
-                  highlight=False)
+                  highlight=False, markup=False)
     if not baseline.complete:
         print(audit_cli.stopped_line(outcome), file=sys.stderr)
     return outcome.status

@@ -15,8 +15,8 @@ examples:
   eb-torchperf fleet --render reports/fleet-20261130-120000
 
 exit status: 0 every job audited, no finding at or above --fail-on (default error);
-1 a job failed or has not finished, or such a finding; 2 usage or tool error (sbatch
-refused every job).
+1 such a finding; 2 a job failed or has not finished, or a usage or tool error (sbatch
+refused every job); 3 a bug.
 """
 
 import datetime
@@ -30,8 +30,10 @@ from eb_torchperf.measure.interleave import SUITE_OPTIONS
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
-from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script, default_launcher,
-                         job_paths, load_manifest, plan_jobs, utc_now)
+from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script,
+                                     check_script_values, default_launcher, job_paths,
+                                     load_manifest, plan_jobs, utc_now)
+from eb_torchperf.records import safe_write
 from eb_torchperf.measure.reference import is_wheel_spec, resolve_reference
 from eb_torchperf.records.findings import exit_status
 
@@ -138,7 +140,10 @@ def build_manifest(args) -> FleetManifest:
         worker_timeout_s=args.timeout)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     directory = os.path.abspath(args.out or os.path.join("reports", "fleet-" + stamp))
-    return FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)
+    manifest = FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)
+    for job in manifest.jobs:  # every value checked before anything is built or written
+        check_script_values(job, directory, sbatch, audit)
+    return manifest
 
 
 def report(manifest: FleetManifest, out: Console, fail_on: str = "error") -> int:
@@ -147,10 +152,9 @@ def report(manifest: FleetManifest, out: Console, fail_on: str = "error") -> int
     outcomes = gather_mod.gather(manifest)
     view = render.fleet_view(manifest, outcomes)
     path = os.path.join(manifest.directory, REPORT_NAME)
-    with open(path, "w") as handle:
-        handle.write(render.render_markdown(view))
+    safe_write.write_text(path, render.render_markdown(view))
     out.print(render.render_terminal(view))
-    out.print("fleet report: %s" % path, highlight=False)
+    out.print("fleet report: %s" % path, highlight=False, markup=False)
     return exit_status([f for o in outcomes for f in o.findings], fail_on,
                        failed=any(o.status != "ok" for o in outcomes))
 

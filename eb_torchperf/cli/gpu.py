@@ -4,21 +4,23 @@ peak, CPU vs GPU µs per call, launch latency, copy bandwidths, and the GPU find
 
   eb-torchperf gpu reports/torchperf-20261201-120000.json [--markdown FILE]
 
-Exit status: 0, or 1 when a GPU finding is at or above --fail-on.
+Exit status: 0, or 1 when a GPU finding is at or above --fail-on; 2 for a malformed
+results file (one line names the first bad field) or an unwritable --markdown.
 """
 
-import os
 from typing import List, Optional, Sequence, Tuple
 
 from rich.console import Console
 from rich.table import Table
 
 from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.present import escape
+from eb_torchperf.records import safe_write
 from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.diagnosis.peak import gpu_peak_for
 from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows,
                          rate_rows)
-from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.cli.report import FAIL_LEVELS
 from eb_torchperf.diagnosis.rules import gpu as gpu_rules
@@ -98,26 +100,20 @@ def markdown(result: AuditResult, findings: List[Finding],
     for title, header, rows in (tables(result) if shown is None else shown):
         if not rows:
             continue
-        lines += ["### " + title, "", "| " + " | ".join(header) + " |",
+        lines += ["### " + escape.markdown_text(title), "",
+                  "| " + " | ".join(map(escape.markdown_text, header)) + " |",
                   "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
+        lines += ["| " + " | ".join(map(escape.markdown_text, row)) + " |"
+                  for row in rows] + [""]
     lines += ["### GPU findings", ""]
     for f in findings:
-        lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s" % (
-            f.rule_id, f.severity, f.title,
-            "; ".join("%s = %s" % (k, _evidence(v)) for k, v in f.evidence.items()), f.source))
+        evidence = "; ".join("%s = %s" % (k, _evidence(v)) for k, v in f.evidence.items())
+        texts = tuple(map(escape.markdown_text, (f.rule_id, f.severity, f.title, evidence)))
+        lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s"
+                     % (texts + (escape.markdown_link(f.source),)))
     if not findings:
         lines.append("none")
     return "\n".join(lines) + "\n"
-
-
-def _same_file(one: str, other: str) -> bool:
-    """Whether two paths name one file (links included); False when `one` does not exist
-    and does not resolve to `other`."""
-    try:
-        return os.path.samefile(one, other)
-    except OSError:
-        return os.path.realpath(one) == os.path.realpath(other)
 
 
 def _gpu_facts(result: AuditResult, path) -> dict:
@@ -137,9 +133,8 @@ def _gpu_facts(result: AuditResult, path) -> dict:
 
 def run(args) -> int:
     out = Console()
-    if args.markdown and _same_file(args.markdown, args.results):
-        raise ConfigError("--markdown %s would overwrite the results file it reads"
-                          % args.markdown)
+    if args.markdown:
+        safe_write.refuse_protected(args.markdown, (args.results,), "--markdown")
     result = load_results(args.results)
     gpu = _gpu_facts(result, args.results)
     if not gpu.get("available"):
@@ -159,23 +154,20 @@ def run(args) -> int:
     for title, header, rows in shown:
         if not rows:
             continue
-        table = Table(title=title)
+        table = Table(title=escape.rich_text(title))
         for column in header:
             table.add_column(column)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(escape.rich_text, row))
         out.print(table)
     for f in findings:
-        out.print("[bold]%s[/bold] %s: %s" % (f.severity.upper(), f.rule_id, f.title))
+        out.print("[bold]%s[/bold] %s: %s" % tuple(
+            map(escape.rich_text, (f.severity.upper(), f.rule_id, f.title))))
         for key, value in f.evidence.items():
             out.print("    %s: %s" % (key, _evidence(value)), highlight=False)
         out.print("    advice: %s\n    source: %s" % (f.advice, f.source), highlight=False)
     if not findings:
         out.print("GPU findings: none", highlight=False)
     if args.markdown:
-        try:
-            with open(args.markdown, "w") as handle:
-                handle.write(markdown(result, findings, shown))
-        except OSError as exc:
-            raise ConfigError("cannot write --markdown %s: %s" % (args.markdown, exc.strerror))
+        safe_write.write_text(args.markdown, markdown(result, findings, shown))
     return exit_status(findings, args.fail_on)

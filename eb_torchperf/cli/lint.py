@@ -7,6 +7,16 @@ without imkl (easybuilders/easybuild#931: 28-46 % of the wheel), aarch64 without
 ArmComputeLibrary, optarch / -march=native, CUDA without cuda_compute_capabilities,
 disabled tests, versions outside PyTorch's compatibility matrix.
 
+Easyconfigs are Python, and EasyBuild's parser executes them: linting an easyconfig
+runs its code.  Each file is therefore parsed in a separate child process, killed after
+--timeout seconds, in a throwaway working directory and HOME; run as root, the child
+first drops to the user `nobody` (so it cannot write root-owned files or read root-only
+ones), unless --allow-root is given.  It can still write world-writable places (/tmp)
+and read world-readable files, and run as an ordinary user it has that user's rights:
+lint untrusted easyconfigs (a pull request's) as a user with nothing to lose, or in a
+container.  A file that fails (syntax error, binary or non-UTF-8, crash, hang) gets one
+line on stderr; the other files are still linted.
+
 examples:
   eb-torchperf lint PyTorch-2.9.1-foss-2025a.eb
   eb-torchperf lint --heterogeneous --site-gpus 8.0,9.0 my-easyconfigs/ --format md
@@ -20,6 +30,7 @@ import os
 import shutil
 import sys
 
+from eb_torchperf.present import escape
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import SEVERITIES
 from eb_torchperf.lint.api import DEFAULT_PATTERN, exit_status_for, lint_paths
@@ -57,6 +68,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not report dependencies without an easyconfig")
     parser.add_argument("--pattern", default=DEFAULT_PATTERN,
                         help="file name pattern inside directories (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="seconds one file may take to parse and lint before its child "
+                             "process is killed (default %(default)g)")
+    parser.add_argument("--allow-root", action="store_true",
+                        help="when run as root, execute the easyconfigs as root (EasyBuild's "
+                             "--allow-use-as-root-and-accept-consequences) instead of as the "
+                             "user nobody")
 
 
 def _options(args: argparse.Namespace) -> LintOptions:
@@ -85,12 +103,15 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     robot_paths = [path for path in args.robot_paths.split(os.pathsep) if path]
     results = lint_paths(args.paths, options=options, robot_paths=robot_paths,
-                         pattern=args.pattern)
+                         pattern=args.pattern, isolate=True, timeout_s=args.timeout,
+                         allow_root=args.allow_root)
     if not results:
         raise ConfigError("no files matching %r in %s" % (args.pattern, ", ".join(args.paths)))
     for result in results:
         if result.problem:
-            print("eb-torchperf lint: %s: %s" % (result.path, result.problem), file=sys.stderr)
+            print("eb-torchperf lint: %s" % escape.one_line("%s: %s" % (result.path,
+                                                                        result.problem)),
+                  file=sys.stderr)
     color = args.format == "text" and sys.stdout.isatty()
     width = shutil.get_terminal_size((120, 24)).columns if color else 120
     sys.stdout.write(render(results, args.format, color=color, width=width))

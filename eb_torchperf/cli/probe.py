@@ -6,6 +6,7 @@ Nothing is installed into the interpreter: the probe runs from a temporary folde
 import json
 import sys
 
+from eb_torchperf.records import safe_write
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.measure.reference import resolve_interpreter
 from eb_torchperf.measure.runner import run_probe
@@ -27,6 +28,5 @@ def run(args) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        with open(args.out, "w") as handle:
-            handle.write(text)
+        safe_write.write_text(args.out, text)
     return 0

@@ -38,9 +38,9 @@ def print_outcome(console: Console, result, comparisons, written: dict) -> None:
     from eb_torchperf.present.report.render import verdict  # pandas: once there is a result
     console.rule("Findings")
     print_findings(console, result.findings)
-    console.print(verdict(result, comparisons)["text"], highlight=False)
+    console.print(verdict(result, comparisons)["text"], highlight=False, markup=False)
     for fmt, path in written.items():
-        console.print("%s report: %s" % (fmt, path), highlight=False)
+        console.print("%s report: %s" % (fmt, path), highlight=False, markup=False)
 
 
 def run(args) -> int:
@@ -49,6 +49,6 @@ def run(args) -> int:
     request = AuditRequest(results=args.results, reuse_explain=True, out_dir=args.out_dir,
                            formats=formats, fail_on=args.fail_on)
     outcome = pipeline.run(request, pipeline.Display(
-        log=lambda msg: err.print(msg, highlight=False, soft_wrap=True)))
+        log=lambda msg: err.print(msg, highlight=False, soft_wrap=True, markup=False)))
     print_outcome(make_console(), outcome.result, outcome.comparisons, outcome.written)
     return outcome.status

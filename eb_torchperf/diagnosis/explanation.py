@@ -19,6 +19,7 @@ from eb_torchperf.analysis.profile_diff import (MIN_SHARE, RULE_BACKENDS, Profil
                                                combine_diffs)
 from eb_torchperf.diagnosis.trials import TrialResult
 from eb_torchperf.errors import SchemaError
+from eb_torchperf.records import validate
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import AuditResult, load_document, save_document
 
@@ -86,6 +87,7 @@ class ExplainResult:
             raise SchemaError("explain schema version %r is not supported (this eb_torchperf "
                               "reads version %d); re-run explain or upgrade eb_torchperf"
                               % (data.get("schema_version"), EXPLAIN_SCHEMA_VERSION))
+        validate.check_explain(data)  # types per field: the first bad one, by its path
         try:
             return cls(
                 target=data["target"], reference=data["reference"],

@@ -23,6 +23,8 @@ import sys
 from typing import List, Optional, Sequence, Tuple
 
 from eb_torchperf.errors import ConfigError, SchemaError
+from eb_torchperf.present import escape
+from eb_torchperf.records import safe_write, validate
 from eb_torchperf.fleet.slurm import JobState
 
 MANIFEST_VERSION = 1
@@ -134,9 +136,10 @@ class FleetJob:
 
 def job_name(partition: str, target: str, several_targets: bool) -> str:
     """"zen", or "zen--<target as a file name>" when the fleet audits more than one target."""
+    part = escape.file_name(partition)  # "-p ../../x" must not name a path outside
     if not several_targets:
-        return partition
-    return "%s--%s" % (partition, _NAME_UNSAFE.sub("-", target.replace(os.sep, "-")).strip("-.")
+        return part
+    return "%s--%s" % (part, _NAME_UNSAFE.sub("-", target.replace(os.sep, "-")).strip("-.")
                        or "target")
 
 
@@ -178,6 +181,7 @@ def batch_script(job: FleetJob, directory: str, sbatch: SbatchOptions, audit: Au
     python3 is on PATH.  The audit's exit status is the job's: 0 complete, 2 cut short
     (the results JSON still holds what was measured and the error).
     """
+    check_script_values(job, directory, sbatch, audit)
     paths = job_paths(directory, job.name)
     # A login shell reads /etc/profile.d, where Lmod and Environment Modules define
     # `module`; sbatch runs the script as a plain non-login shell otherwise.
@@ -195,6 +199,28 @@ def batch_script(job: FleetJob, directory: str, sbatch: SbatchOptions, audit: Au
         python = "python3"
     lines.append(format_command(audit.argv(python, paths["results"]), len(audit.launcher) + 1))
     return "\n".join(lines) + "\n"
+
+
+def check_script_values(job: FleetJob, directory: str, sbatch: SbatchOptions,
+                        audit: AuditSpec) -> None:
+    """Refuse any value of a batch script that holds a control character: a newline in
+    a partition, time limit, module or python path would start a shell line of its own
+    on the compute node (#SBATCH lines and the comment line are not quoted).
+
+    Raises:
+        ConfigError: the first such value, named by its option.
+    """
+    values = [("--partition", job.partition), ("--python/--module", job.target),
+              ("job name", job.name), ("fleet folder", directory),
+              ("--reference", audit.reference or ""), ("--suite", audit.suite)]
+    values += [("--launcher", word) for word in audit.launcher]
+    values += [("--only", name) for name in audit.only]
+    values += [("sbatch option", opt) for opt in sbatch.directives()]
+    for what, value in values:
+        escape.check_line(value, what)
+    if not (0 < audit.worker_timeout_s < float("inf")):
+        raise ConfigError("--timeout must be a finite number of seconds > 0, not %g"
+                          % audit.worker_timeout_s)
 
 
 def format_command(argv: Sequence[str], head: int) -> str:
@@ -267,12 +293,7 @@ class FleetManifest:
     def save(self) -> str:
         """Write fleet.json into the fleet folder (atomically); returns its path."""
         path = os.path.join(self.directory, MANIFEST_NAME)
-        os.makedirs(self.directory, exist_ok=True)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as handle:
-            json.dump(self.to_json(), handle, indent=1)
-            handle.write("\n")
-        os.replace(tmp, path)
+        safe_write.write_json(path, self.to_json())
         return path
 
 
@@ -296,8 +317,11 @@ def load_manifest(directory: str) -> FleetManifest:
                           "%d)" % (path, isinstance(data, dict) and data.get("manifest_version"),
                                    MANIFEST_VERSION))
     try:
+        validate.check_manifest(data)  # types per field: the first bad one, by its path
         return FleetManifest.from_json(data, os.path.abspath(directory))
-    except (KeyError, TypeError, ValueError) as exc:
+    except SchemaError as exc:
+        raise SchemaError("%s: %s" % (path, exc)) from None
+    except (KeyError, TypeError, ValueError, ConfigError) as exc:
         raise SchemaError("%s: malformed manifest: %s: %s"
                           % (path, type(exc).__name__, exc)) from None
 

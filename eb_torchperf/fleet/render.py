@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from eb_torchperf.present import escape
 from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, geomean_relative_ops
 from eb_torchperf.records.findings import sort_findings
 from eb_torchperf.fleet.gather import JobOutcome
@@ -159,7 +160,7 @@ def fleet_view(manifest: FleetManifest, outcomes: Sequence[JobOutcome]) -> Fleet
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return escape.markdown_text(text)
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right_from: int) -> List[str]:
@@ -175,8 +176,9 @@ def _md_failed(title: str, rows: Sequence[FailedRow]) -> List[str]:
                        [(r.partition, r.target, r.job_id, r.state, r.cause) for r in rows], 99)
     for r in rows:
         if r.stderr_tail:
-            lines += ["", "stderr of %s (job %s), last lines:" % (r.name, r.job_id), "",
-                      "```", r.stderr_tail, "```"]
+            lines += ["", "stderr of %s (job %s), last lines:" % (
+                escape.markdown_text(r.name), escape.markdown_text(r.job_id)), "",
+                      escape.markdown_fence(r.stderr_tail)]
     return lines
 
 
@@ -185,7 +187,8 @@ def _md_findings(view: FleetView) -> List[str]:
     if view.findings_note:
         lines += ["", "Findings: " + view.findings_note + "."]
     for block in view.findings:
-        head = "**%s** (%s):" % (block.name, block.node)
+        head = "**%s** (%s):" % (escape.markdown_text(block.name),
+                                  escape.markdown_text(block.node))
         lines += ["", head + " " + block.summary] if not block.lines else \
             ["", head, ""] + ["- " + _md_cell(line) for line in block.lines]
     return lines
@@ -204,7 +207,8 @@ def _md_ops(view: FleetView) -> List[str]:
 
 def render_markdown(view: FleetView) -> str:
     """The fleet report as Markdown: sections separated by one blank line."""
-    sections = [["# eb-torchperf fleet report", "", view.summary], _md_ops(view),
+    sections = [["# eb-torchperf fleet report", "", escape.markdown_text(view.summary)],
+                _md_ops(view),
                 _md_findings(view)]
     if view.failed:
         sections.append(_md_failed("Failed jobs", view.failed))
@@ -218,7 +222,7 @@ def _rich_failed(title: str, rows: Sequence[FailedRow]) -> Table:
     for name in ("partition", "target", "job", "Slurm state", "cause"):
         table.add_column(name, overflow="fold")
     for r in rows:
-        table.add_row(r.partition, r.target, r.job_id, r.state, r.cause)
+        table.add_row(*map(escape.rich_text, (r.partition, r.target, r.job_id, r.state, r.cause)))
     return table
 
 
@@ -231,7 +235,8 @@ def render_terminal(view: FleetView) -> Group:
     for name in view.columns + ("geomean",):
         table.add_column(name, justify="right")
     for r in view.rows:
-        table.add_row(r.partition, r.target, r.host, r.cpu, r.gpu, *r.cells, r.geomean)
+        table.add_row(*map(escape.rich_text, (r.partition, r.target, r.host, r.cpu, r.gpu,
+                                               *r.cells, r.geomean)))
     parts += [table, Text(LEGEND.replace("`", ""), style="dim")]
     if view.findings_note:
         parts.append(Text("Findings: " + view.findings_note, style="dim"))

@@ -10,6 +10,7 @@ import time
 from typing import Callable, Dict, List, Optional
 
 from eb_torchperf.errors import SlurmError
+from eb_torchperf.records import safe_write
 from eb_torchperf.fleet import slurm
 from eb_torchperf.fleet.plan import FleetJob, FleetManifest, batch_script, job_paths
 
@@ -30,8 +31,8 @@ def write_scripts(manifest: FleetManifest) -> Dict[str, str]:
     scripts = {}
     for job in manifest.jobs:
         path = job_paths(manifest.directory, job.name)["script"]
-        with open(path, "w") as handle:
-            handle.write(batch_script(job, manifest.directory, manifest.sbatch, manifest.audit))
+        safe_write.write_text(path, batch_script(job, manifest.directory, manifest.sbatch,
+                                                 manifest.audit))
         scripts[job.name] = path
     return scripts
 

@@ -83,6 +83,7 @@ def _options(options: Optional[LintOptions], opts: dict) -> LintOptions:
 
 def lint_paths(paths: Sequence[str], options: Optional[LintOptions] = None,
                robot_paths: Sequence[str] = (), pattern: str = DEFAULT_PATTERN,
+               isolate: bool = False, timeout_s: float = 120.0, allow_root: bool = False,
                **opts) -> List[FileResult]:
     """Lint easyconfig files, and every file matching `pattern` below directories.
 
@@ -92,6 +93,12 @@ def lint_paths(paths: Sequence[str], options: Optional[LintOptions] = None,
             `opts` (LintOptions fields, e.g. arch="aarch64").
         robot_paths: extra directories for dependency and toolchain easyconfigs.
         pattern: file name pattern for directories.
+        isolate: parse each file in a separate, time-bounded child process with the
+            least privilege available (lint/sandbox.py; the CLI always does).  Without
+            it, files are parsed in this process: easyconfigs are Python and EasyBuild's
+            parser executes them with this process's rights.
+        timeout_s: with `isolate`, seconds one file may take before it is killed.
+        allow_root: with `isolate` as root, parse as root instead of as `nobody`.
 
     Returns:
         One FileResult per file, in order; a file that cannot be linted has `problem` set
@@ -102,6 +109,9 @@ def lint_paths(paths: Sequence[str], options: Optional[LintOptions] = None,
     """
     options = _options(options, opts)
     ebsetup, parse, resolve = _import_easybuild()
+    if isolate:
+        return _lint_isolated(find_easyconfigs(paths, pattern), options, robot_paths,
+                              timeout_s, allow_root)
     ebsetup.ensure_configured(robot_paths)
     resolver = resolve.Resolver()
     results = []
@@ -111,7 +121,44 @@ def lint_paths(paths: Sequence[str], options: Optional[LintOptions] = None,
         except parse.EasyconfigError as err:
             results.append(FileResult(path, problem=err.reason))
             continue
+        except (UnicodeDecodeError, ValueError) as err:  # a binary or non-UTF-8 file
+            results.append(FileResult(path, problem="cannot parse: %s: %s"
+                                      % (type(err).__name__, err)))
+            continue
         results.append(FileResult(path, lint_facts(facts, options)))
+    return results
+
+
+def _lint_isolated(paths: Sequence[str], options: LintOptions, robot_paths: Sequence[str],
+                   timeout_s: float, allow_root: bool) -> List[FileResult]:
+    """lint_paths with each file in its own child (lint/sandbox.py)."""
+    from eb_torchperf.lint import sandbox
+    ebsetup, parse, resolve = _import_easybuild()
+    sandbox.check_timeout(timeout_s)
+    for path in robot_paths:  # checked here: the child's errors are per file
+        if not os.path.isdir(path):
+            raise ConfigError("robot path %r is not a directory" % path)
+    if allow_root:
+        os.environ[ebsetup.ALLOW_ROOT_ENV] = "1"
+    elif os.geteuid() == 0:
+        sandbox.preload()
+
+    def lint_one(copy: str) -> dict:  # runs in the child, after the privilege drop
+        ebsetup.ensure_configured(robot_paths)
+        try:
+            facts = parse.parse_path(copy, options.arch, options.check_dependencies,
+                                     resolve.Resolver())
+        except parse.EasyconfigError as err:
+            return {"problem": err.reason}
+        return {"findings": [f.to_json() for f in lint_facts(facts, options)]}
+
+    results = []
+    for path in paths:
+        if not os.path.isfile(path):
+            results.append(FileResult(path, problem="no such file"))
+            continue
+        reply = sandbox.run_isolated(path, lint_one, timeout_s, allow_root)
+        results.append(FileResult(path, reply.get("findings", ()), reply.get("problem")))
     return results
 
 

@@ -7,7 +7,10 @@ process with `set_up_configuration`, honouring the site's EasyBuild configuratio
 
 - `--fetch`: EasyBuild's own way to run without a modules tool (Lmod is not needed
   to read easyconfigs).
-- `--allow-use-as-root-and-accept-consequences` when run as root: nothing is built.
+- `--allow-use-as-root-and-accept-consequences` only when asked for explicitly
+  ($EB_TORCHPERF_LINT_ALLOW_ROOT=1, set by `eb-torchperf lint --allow-root`): easyconfigs
+  are Python that EasyBuild's parser executes, and `lint` parses them as the user
+  `nobody` when run as root (lint/sandbox.py).
 - its temporary and log directories go to a private directory removed at exit.
 
 Importing this module needs EasyBuild; the rest of the package imports it lazily.
@@ -29,6 +32,8 @@ from easybuild.tools.options import set_up_configuration
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.lint import collection
 
+#: Set to "1" to let EasyBuild run as root (lint --allow-root; the tests).
+ALLOW_ROOT_ENV = "EB_TORCHPERF_LINT_ALLOW_ROOT"
 #: EasyBuild prints warnings as "\nWARNING: <msg>\n\n" on stderr (build_log.print_warning).
 _WARNING_PREFIX = "WARNING:"
 
@@ -47,7 +52,7 @@ def _set_up() -> None:
     workdir = tempfile.mkdtemp(prefix="eb-torchperf-lint-")
     atexit.register(shutil.rmtree, workdir, True)
     args = ["--fetch", "--tmpdir", workdir, "--tmp-logdir", workdir]
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and os.environ.get(ALLOW_ROOT_ENV) == "1":
         args.append("--allow-use-as-root-and-accept-consequences")
     previous_tempdir = tempfile.tempdir
     output = io.StringIO()

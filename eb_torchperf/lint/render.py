@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from eb_torchperf.present import escape
 from eb_torchperf.records.findings import SEVERITIES, Finding, severity_rank
 from eb_torchperf.lint.api import FileResult
 
@@ -77,7 +78,7 @@ def _finding_cell(f: Finding) -> Text:
 
 
 def _file_table(result: FileResult) -> Table:
-    table = Table(title=result.path, title_justify="left", box=box.SIMPLE_HEAVY,
+    table = Table(title=escape.rich_text(result.path), title_justify="left", box=box.SIMPLE_HEAVY,
                   show_lines=True, expand=True)
     table.add_column("Severity", no_wrap=True)
     table.add_column("Rule", no_wrap=True)
@@ -116,7 +117,7 @@ def render_text(results: Sequence[FileResult], color: bool = False, width: int =
         elif result.findings:
             console.print(_file_table(result))
         else:
-            console.print("%s: no findings" % result.path)
+            console.print("%s: no findings" % result.path, markup=False)
     summary = summarize(results)
     console.print("Summary: " + _summary_line(summary))
     if summary["by_rule"]:
@@ -125,13 +126,12 @@ def render_text(results: Sequence[FileResult], color: bool = False, width: int =
 
 
 def md_cell(text: object) -> str:
-    """Text safe inside a GitHub Markdown table cell (pipes, HTML, newlines escaped)."""
-    escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.replace("|", "\\|").replace("\n", "<br>")
+    """Text safe inside a GitHub Markdown table cell (escape.markdown_text)."""
+    return escape.markdown_text(text)
 
 
 def _md_file(result: FileResult) -> List[str]:
-    lines = ["### `%s`" % result.path, ""]
+    lines = ["### %s" % escape.markdown_code(result.path), ""]
     if result.problem:
         return lines + ["**Could not lint:** %s" % md_cell(result.problem), ""]
     if not result.findings:

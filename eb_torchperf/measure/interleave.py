@@ -18,9 +18,14 @@ import time
 from typing import Callable, List, Optional
 
 from eb_torchperf.errors import ProbeError
+from eb_torchperf.measure import interrupts
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+
+
+#: The error message of an audit stopped by Ctrl-C or SIGTERM.
+INTERRUPTED = "audit interrupted"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +138,11 @@ class AuditRun:
         started = time.monotonic()
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         complete = True
-        with ProbeBundle() as bundle:
+        pair = 0
+        bundle = ProbeBundle()
+        try:
+            with interrupts.held():
+                bundle.__enter__()
             for pair in range(self.options.pairs):
                 try:
                     self._run_pair(bundle.path, pair)
@@ -141,16 +150,20 @@ class AuditRun:
                     self._record_error(exc, pair)
                     complete = False
                     break
-                except KeyboardInterrupt:
-                    self.errors.append({"side": None, "python": None, "pair": pair,
-                                        "message": "audit interrupted"})
-                    complete = False
-                    break
                 finally:
-                    for side in self.sides:
-                        if side.worker is not None:
-                            side.worker.close()
-                            side.worker = None
+                    self._close_workers()
+        except KeyboardInterrupt:  # at any point, also while the workers shut down
+            self._close_workers(kill=True)
+            self.errors.append({"side": None, "python": None, "pair": pair,
+                                "message": INTERRUPTED})
+            complete = False
+        finally:
+            with interrupts.held(raise_after=False) as late:
+                bundle.__exit__(None, None, None)
+        if late.interrupted and complete:
+            self.errors.append({"side": None, "python": None, "pair": pair,
+                                "message": INTERRUPTED})
+            complete = False
         by_label = {s.label: s.probe for s in self.sides}
         return AuditResult(
             suite=self.suite, options=dataclasses.asdict(self.options),
@@ -158,6 +171,20 @@ class AuditRun:
             results=tuple(self.results), skipped=tuple(self.skipped), errors=tuple(self.errors),
             complete=complete, wall_s=time.monotonic() - started, created_utc=created,
             host=socket.gethostname())
+
+    def _close_workers(self, kill: bool = False) -> None:
+        """Shut down (or, after an interrupt, kill) the workers of the current pair.
+
+        Interrupts are held meanwhile and raised once afterwards: a Ctrl-C or SIGTERM
+        during the shutdown, or a second one, cannot skip the rest of it.
+        """
+        with interrupts.held():
+            for side in self.sides:
+                if side.worker is not None:
+                    worker, side.worker = side.worker, None
+                    if kill and hasattr(worker, "kill"):  # test fakes may lack kill()
+                        worker.kill()
+                    worker.close()
 
     def _record_error(self, exc: ProbeError, pair: int) -> None:
         side = next((s for s in self.sides if exc.command[:1] == (s.python,)), None)

@@ -114,7 +114,11 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
     try:
         proc = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True,
                               timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired:
+        raise ConfigError("target %s: `import torch` gave no answer within %g s (raise "
+                          "--timeout if the build is just very slow)" % (python, timeout_s)) \
+            from None
+    except OSError as exc:
         raise ConfigError("target %s: cannot run: %s" % (python, exc)) from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
@@ -148,7 +152,7 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
                       pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
                       log: Callable[[str], None] = lambda msg: None,
-                      build: bool = True) -> Optional[str]:
+                      build: bool = True, timeout_s: float = 180) -> Optional[str]:
     """Turn a `--reference` value into an interpreter path (None: no reference).
 
     The one reference resolver: `audit`, `explain`, `sanity-check`, the EasyBuild hook
@@ -160,6 +164,9 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
             None where it cannot be run here (then `wheel` is refused).
         build: create the wheel venv when missing; False gives the interpreter path
             it will have (fleet --dry-run).
+        timeout_s: bounds asking the target for its torch version (`wheel`): the
+            audit's --timeout, so a hanging `import torch` is not waited for longer
+            than the workers.
 
     Raises:
         ConfigError: unknown path, bad wheel spec, venv/pip failure.
@@ -167,7 +174,7 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
     if not spec or spec == "none":
         return None
     if is_wheel_spec(spec):
-        version = (target_torch_version(target_python)
+        version = (target_torch_version(target_python, timeout_s)
                    if spec == "wheel" and target_python else None)
         requirement = wheel_requirement(spec, version)
         if not build:

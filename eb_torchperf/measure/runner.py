@@ -156,11 +156,23 @@ class Worker:
         reply = self._read_reply(self.start_timeout_s, "starting (import torch)")
         if not reply.get("ok"):
             self.kill()
-            raise ProbeError("%s %s: %s failed: %s: %s" % (
+            raise ProbeError("%s %s: %s failed: %s: %s%s" % (
                 self.label, self.python, reply.get("stage", "start"), reply.get("exc_type"),
-                reply.get("message")), self.argv, self.proc.returncode, self.stderr_tail())
+                reply.get("message"), self._pythonpath_note()), self.argv, self.proc.returncode,
+                self.stderr_tail())
         self.hello = reply["hello"]
         return self.hello
+
+    def _pythonpath_note(self) -> str:
+        """What an environment override of PYTHONPATH did, for a failed start: it
+        replaces the PYTHONPATH an EasyBuild module finds torch through."""
+        overrides = self.env_overrides or {}
+        if "PYTHONPATH" not in overrides:
+            return ""
+        before = os.environ.get("PYTHONPATH")
+        return (" (--target-env PYTHONPATH=%s replaced this environment's PYTHONPATH%s; to add "
+                "a folder, give PYTHONPATH=FOLDER:$PYTHONPATH)"
+                % (overrides["PYTHONPATH"] or "", " %s" % before if before else " (unset)"))
 
     def request(self, op: str, timeout_s: float, **fields) -> dict:
         """Send one request and return its reply (which may say ok: false).
@@ -192,7 +204,18 @@ class Worker:
                 raise self._died(what)
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            self.kill()
+            text = line.decode("utf-8", "replace")
+            raise ProbeError("%s %s: the worker sent a line that is not a JSON reply while %s: "
+                             "%r; the worker was killed" % (self.label, self.python, what,
+                                                           text[:200]),
+                             self.argv, None, self.stderr_tail())
+        return reply
 
     def _died(self, what: str) -> ProbeError:
         code = self.proc.wait(timeout=30)

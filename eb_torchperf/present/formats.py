@@ -2,6 +2,8 @@
 can check its options before the report package, Jinja2 and pandas are imported)."""
 
 FORMATS = ("html", "md", "json")
+#: File suffix of each report format.
+SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
 
 def parse_formats(text: str) -> tuple:

@@ -8,6 +8,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
+from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import ConfigRow
 from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers)
     display_unit, evidence_text, format_params, format_rate, format_ratio, format_seconds,
@@ -40,7 +41,7 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
             note = ", ".join(n for n, on in (("significant", c.significant),
                                             ("noisy", c.noisy)) if on)
             row += [format_rate(c.reference), format_ratio(c.relative_ops), ci, note]
-        table.add_row(*row)
+        table.add_row(*map(escape.rich_text, row))
     geo = geomean_relative_ops(comparisons)
     if with_reference and geo is not None:
         table.add_row("geometric mean", "", "", "", format_ratio(geo), "", "", style="bold")
@@ -56,7 +57,7 @@ def config_table(rows: List[ConfigRow], with_reference: bool) -> Table:
         table.add_column("reference")
     for row in rows:
         cells = [row.label, row.target] + ([row.reference] if with_reference else [])
-        table.add_row(*cells, style="bold yellow" if row.differs else None)
+        table.add_row(*map(escape.rich_text, cells), style="bold yellow" if row.differs else None)
     return table
 
 
@@ -79,14 +80,16 @@ class AuditProgress:
 
     def __call__(self, event: str, **info) -> None:
         if event == "start":
-            self.progress.update(self.task, description="pair %d: starting %s (%s)"
-                                 % (info["pair"] + 1, info["side"], info["python"]))
+            self.progress.update(self.task, description=escape.rich_text(
+                "pair %d: starting %s (%s)" % (info["pair"] + 1, info["side"], info["python"])))
         elif event == "bench":
             done = info["pair"] * info["total"] + info["index"]
-            self.progress.update(self.task, completed=done, description="pair %d/%d: %s %s" % (
-                info["pair"] + 1, info["pairs"], info["name"], format_params(info["params"])))
+            self.progress.update(self.task, completed=done, description=escape.rich_text(
+                "pair %d/%d: %s %s" % (info["pair"] + 1, info["pairs"], info["name"],
+                                       format_params(info["params"]))))
         elif event in ("error", "bench_failed"):
-            self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)
+            self.console.print("[red]%s[/red]" % escape.rich_text(info.get("message")),
+                               highlight=False)
 
 
 #: Rich style per finding severity.
@@ -95,15 +98,15 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "green
 
 def print_findings(console: Console, findings: Sequence) -> None:
     """Findings as blocks: severity, rule id and title; evidence; remedy; source."""
-    from rich.markup import escape
+    text = escape.rich_text
     if not findings:
         console.print("No findings.")
         return
     for f in findings:
         console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
-                                              escape(f.rule_id), escape(f.title)), highlight=False)
+                                              text(f.rule_id), text(f.title)), highlight=False)
         for name, value in f.evidence.items():
-            console.print("    %s: %s" % (escape(str(name)), escape(evidence_text(value))),
+            console.print("    %s: %s" % (text(name), text(evidence_text(value))),
                           highlight=False)
-        console.print("    [bold]remedy:[/] %s" % escape(f.advice), highlight=False)
-        console.print("    source: %s" % escape(f.source), highlight=False)
+        console.print("    [bold]remedy:[/] %s" % text(f.advice), highlight=False)
+        console.print("    source: %s" % text(f.source), highlight=False)

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from eb_torchperf.diagnosis.explanation import ExplainResult
+from eb_torchperf.present import escape
 from eb_torchperf.analysis.profile_diff import ProfileDiff
 from eb_torchperf.present.terminal import format_params, format_seconds, format_share
 from eb_torchperf.diagnosis.trials import TrialResult
@@ -22,6 +23,11 @@ def op_sentence(diff: ProfileDiff, index: int = 0) -> str:
                                                     format_seconds(op.reference_s))
 
 
+def _add_row(table: Table, *cells: str) -> None:
+    """A row of literal text (operator names, labels and messages hold no markup)."""
+    table.add_row(*map(escape.rich_text, cells))
+
+
 def workloads_table(diffs: Sequence[ProfileDiff]) -> Table:
     """One row per workload: self CPU per step on each side and the largest operators."""
     table = Table(title="Profile diff: self CPU time per step (torch.profiler)")
@@ -30,7 +36,7 @@ def workloads_table(diffs: Sequence[ProfileDiff]) -> Table:
                          else "left")
     for d in diffs:
         tops = ", ".join("%s %s" % (o.op, format_share(o.share)) for o in d.top_ops(limit=3))
-        table.add_row(d.workload, format_seconds(d.target.total_self_s),
+        _add_row(table, d.workload, format_seconds(d.target.total_self_s),
                       format_seconds(d.reference.total_self_s), format_seconds(d.gap_s),
                       tops or "target not slower")
     return table
@@ -51,7 +57,7 @@ def operators_table(diff: ProfileDiff) -> Table:
     table = _gap_table("Operators behind the gap (%s)" % diff.workload, "operator", "runs on")
     for op in diff.top_ops():
         backend = next(b for b in diff.backends if b.backend == op.backend)
-        table.add_row(op.op, format_share(op.share), format_seconds(op.target_s),
+        _add_row(table, op.op, format_share(op.share), format_seconds(op.target_s),
                       format_seconds(op.reference_s), backend.title)
     return table
 
@@ -62,7 +68,7 @@ def backends_table(diff: ProfileDiff) -> Table:
     for b in diff.backends:
         if b.share is not None and abs(b.share) < 0.01:
             continue
-        table.add_row(b.title, format_share(b.share), format_seconds(b.target_s),
+        _add_row(table, b.title, format_share(b.share), format_seconds(b.target_s),
                       format_seconds(b.reference_s), b.depends_on)
     return table
 
@@ -79,7 +85,7 @@ def trials_table(trials: Sequence[TrialResult]) -> Table:
                  "verdict"):
         table.add_column(name)
     for index, t in enumerate(trials):
-        table.add_row(str(index + 1), t.trial.label, ", ".join(t.trial.rule_ids),
+        _add_row(table, str(index + 1), t.trial.label, ", ".join(t.trial.rule_ids),
                       "yes" if t.applied else "NO", _group_text(t, True),
                       _group_text(t, False), t.verdict)
     return table
@@ -104,7 +110,7 @@ def trial_rows_table(trials: Sequence[TrialResult]) -> Table:
     for key in dict.fromkeys(k for rows in by_trial for k in rows):
         rows = [m.get(key) for m in by_trial]
         before = next((r.before for r in rows if r is not None and r.before is not None), None)
-        table.add_row("%s %s" % key, _percent(before),
+        _add_row(table, "%s %s" % key, _percent(before),
                       *(_percent(r.after if r else None) for r in rows))
     return table
 
@@ -117,21 +123,23 @@ def print_explain(console: Console, result: ExplainResult) -> None:
         if overall.gap_s > 0:
             console.print(operators_table(overall))
             console.print(backends_table(overall))
-            console.print("Largest: " + op_sentence(overall), highlight=False)
+            console.print("Largest: " + op_sentence(overall), highlight=False, markup=False)
     if result.trials:
         console.print(trials_table(result.trials))
         for index, trial in enumerate(result.trials):
             console.print("trial %d: %s; child: %s" % (index + 1, trial.summary(), trial.effect),
-                          highlight=False, soft_wrap=True)
+                          highlight=False, soft_wrap=True, markup=False)
         console.print(trial_rows_table(result.trials))
     for skip in result.skipped:
         console.print("not tried: %(remedy_id)s (%(rule_id)s): %(reason)s" % skip,
-                      highlight=False, soft_wrap=True)
+                      highlight=False, soft_wrap=True, markup=False)
     for item in result.rebuild:
         console.print("rebuild: %s%s" % (item["rule_id"] + ": " if item["rule_id"] else "",
-                                         item["why"]), highlight=False, soft_wrap=True)
+                                         item["why"]), highlight=False, soft_wrap=True,
+                      markup=False)
     for error in result.errors:
-        console.print("[red]profile error: %s[/red]" % error["message"], highlight=False)
+        console.print("[red]profile error: %s[/red]" % escape.rich_text(error["message"]),
+                      highlight=False)
 
 
 class ExplainProgress:
@@ -151,12 +159,13 @@ class ExplainProgress:
 
     def __call__(self, event: str, **info) -> None:
         if event == "profile":
-            self.status.update("profiling %s on the %s (round %d)"
-                               % (info["workload"], info["side"], info["round"] + 1))
+            self.status.update(escape.rich_text("profiling %s on the %s (round %d)"
+                               % (info["workload"], info["side"], info["round"] + 1)))
         elif event == "trial":
             self.trial = "trial %d/%d: %s" % (info["index"] + 1, info["total"], info["label"])
-            self.status.update(self.trial)
+            self.status.update(escape.rich_text(self.trial))
         elif event == "bench":
-            self.status.update("%s: %s" % (self.trial, info["name"]))
+            self.status.update(escape.rich_text("%s: %s" % (self.trial, info["name"])))
         elif event in ("error", "bench_failed"):
-            self.console.print("[red]%s[/red]" % info.get("message"), highlight=False)
+            self.console.print("[red]%s[/red]" % escape.rich_text(info.get("message")),
+                               highlight=False)

@@ -126,17 +126,20 @@ def exit_status(findings: Iterable[Finding], fail_on: str = "error",
         fail_on: lowest severity that fails ("never": findings never fail).
         stopped: the error message of a run cut short (None: it completed):
             EXIT_INTERRUPTED for INTERRUPTED, else EXIT_ERROR.
-        failed: something else failed (a fleet job): EXIT_FINDINGS.
+        failed: something else failed (a fleet job that did not finish): EXIT_ERROR,
+            like a run cut short (exit 1 means findings and nothing else).
 
     Returns:
-        EXIT_OK, EXIT_FINDINGS (a finding at or above `fail_on`, or `failed`),
-        EXIT_ERROR or EXIT_INTERRUPTED.
+        EXIT_OK, EXIT_FINDINGS (a finding at or above `fail_on`), EXIT_ERROR (cut
+        short, or `failed`) or EXIT_INTERRUPTED.
     """
     if stopped is not None:
         return EXIT_INTERRUPTED if stopped == INTERRUPTED else EXIT_ERROR
     if fail_on != "never":
         severity_rank(fail_on)
-    return EXIT_FINDINGS if failed or at_or_above(findings, fail_on) else EXIT_OK
+    if failed:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if at_or_above(findings, fail_on) else EXIT_OK
 
 
 def sort_findings(findings: Iterable[Finding]) -> Tuple[Finding, ...]:

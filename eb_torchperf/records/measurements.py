@@ -16,6 +16,7 @@ import math
 from typing import Dict, List, Optional, Tuple
 
 from eb_torchperf import __version__
+from eb_torchperf.records import safe_write, validate
 from eb_torchperf.records.buildconfig import BuildConfig, parse_parallel_info, parse_show
 from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.findings import Finding
@@ -225,6 +226,7 @@ class AuditResult:
             raise SchemaError("results schema version %r is not supported (this eb_torchperf "
                               "reads version %d); re-run the audit or upgrade eb_torchperf"
                               % (data["schema_version"], SCHEMA_VERSION))
+        validate.check_results(data)  # types per field: the first bad one, by its path
         try:
             return cls(
                 suite=data["suite"], options=data.get("options", {}),
@@ -247,11 +249,9 @@ class AuditResult:
 
 
 def save_document(path, data: dict) -> None:
-    """Write `data` as indented JSON to `path`, creating parent folders."""
-    import pathlib
-    target = pathlib.Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    """Write `data` as indented JSON to `path`, creating parent folders; atomically
+    (safe_write): a failure raises WriteError and leaves the previous file intact."""
+    safe_write.write_json(path, data)
 
 
 def load_document(path, from_json):

@@ -17,6 +17,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.records.measurements import AuditResult, load_results
@@ -124,7 +125,8 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
     target = resolve_interpreter(request.target or "python3", "target")
     reference = None if baseline is not None else resolve_reference(
         request.reference_spec, target, request.pip_options,
-        request.cache_dir and pathlib.Path(request.cache_dir), log=display.log)
+        request.cache_dir and pathlib.Path(request.cache_dir), log=display.log,
+        timeout_s=plan.options.start_timeout_s)
     try:
         audit = AuditRun(target, reference, request.suite, plan.options,
                          only=list(request.only) or None, devices=tuple(request.devices),
@@ -202,13 +204,17 @@ def save(result: AuditResult, path, explained=None, explain_file: str = "") -> N
 def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
                   stem: Optional[str] = None,
                   comparisons: Optional[Sequence[Comparison]] = None, explained=None,
-                  notes: Sequence[str] = (), title: Optional[str] = None) -> dict:
-    """The reports of `result` in `formats` (none: nothing written); {format: path}."""
+                  notes: Sequence[str] = (), title: Optional[str] = None,
+                  protected: Sequence = ()) -> dict:
+    """The reports of `result` in `formats` (none: nothing written); {format: path}.
+
+    `protected` are input files (results JSON, stored runs) no report may replace.
+    """
     if not formats:
         return {}
     from eb_torchperf.present.report import write_reports as write
     return write(result, out_dir, tuple(formats), stem=stem, comparisons=comparisons,
-                 explain=explained, notes=notes, title=title)
+                 explain=explained, notes=notes, title=title, protected=protected)
 
 
 def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
@@ -245,13 +251,22 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
         SchemaError: unreadable stored results.
     """
     plan = validate(request)
+    with _sigterm_as_interrupt(request.stop_on_sigterm):
+        return _run(plan, display)
+
+
+def _run(plan: Plan, display: Display) -> PipelineOutcome:
+    request = plan.request
     result = measure(plan, display)
-    comparisons, findings = analyse(result, keep_findings=request.keep_findings)
-    result = dataclasses.replace(result, findings=findings)
     results_path = str(plan.out) if plan.out else ""
     if request.results is not None and not results_path and request.explain is not None:
         results_path = request.results
-    save(result, results_path)
+    # From the measured result to the saved file, Ctrl-C / SIGTERM (also twice) wait:
+    # what was measured is diagnosed and written first, then the interrupt is taken.
+    with interrupts.held():
+        comparisons, findings = analyse(result, keep_findings=request.keep_findings)
+        result = dataclasses.replace(result, findings=findings)
+        save(result, results_path)
     explained, explain_file = None, ""
     if request.explain is not None:
         explained = explain_step(plan, result, comparisons, results_path, display)
@@ -265,7 +280,9 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
             explain_file = _explain_path(plan, results_path)
             save(result, results_path, explained, explain_file)
     out_dir, stem = _report_place(plan, results_path)
-    written = write_reports(result, out_dir, request.formats, stem, comparisons, explained)
+    protected = tuple(p for p in (results_path, request.results, explain_file) if p)
+    written = write_reports(result, out_dir, request.formats, stem, comparisons, explained,
+                            protected=protected)
     return PipelineOutcome(result, comparisons, explained, results_path, explain_file,
                            written, status_of(result, request.fail_on,
                                               stored=request.results is not None

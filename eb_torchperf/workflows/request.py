@@ -10,7 +10,6 @@ venv: `audit --pairs 0` fails in well under a second whatever --reference says.
 
 import dataclasses
 import datetime
-import os
 import pathlib
 import re
 from typing import Mapping, Optional, Sequence, Tuple, Union
@@ -28,6 +27,9 @@ REPORT_FORMATS = FORMATS
 #: Severities `fail_on` accepts ("never": findings never fail).
 FAIL_ON = ("info", "warning", "error", "never")
 DEFAULT_OUT_DIR = "reports"
+#: Largest --timeout accepted, seconds (a week): `inf` or 1e300 would overflow the
+#: deadline arithmetic of select() and subprocess.
+MAX_TIMEOUT_S = 7 * 24 * 3600
 #: --reference values that mean "no reference".
 NO_REFERENCE = ("", "none")
 
@@ -139,9 +141,28 @@ class Plan:
 
 
 def default_out_path() -> str:
-    """reports/torchperf-<UTC time>.json relative to the working directory."""
+    """reports/torchperf-<UTC time>.json relative to the working directory, made
+    unique with "-2", "-3", ... (claimed with O_EXCL: two audits started in the same
+    second in one folder get two names; the reports' names are free too).  The claimed
+    file is empty until results are saved (the caller removes it if none are)."""
+    from eb_torchperf.present.formats import SUFFIXES
+    from eb_torchperf.records import safe_write
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return os.path.join(DEFAULT_OUT_DIR, "torchperf-%s.json" % stamp)
+    siblings = list(SUFFIXES.values()) + [".explain.json"]
+    return str(safe_write.claim_new(DEFAULT_OUT_DIR, "torchperf-" + stamp, ".json", siblings))
+
+
+def check_out_name(path: pathlib.Path) -> None:
+    """Refuse a results path that a report of the same stem would overwrite.
+
+    Raises:
+        ConfigError: `--out` ends in a report suffix (.md, .html) or is an explain
+            document's name.
+    """
+    if path.suffix in (".md", ".html", ".htm") or path.name.endswith(".explain.json"):
+        raise ConfigError("--out %s: the results JSON needs a name of its own (the reports "
+                          "use <name>.md and <name>.html beside it); use e.g. --out %s"
+                          % (path, path.with_suffix(".json").name.replace(".explain", "")))
 
 
 def parse_env(assignments) -> dict:
@@ -182,8 +203,7 @@ def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
     """
     if suite not in SUITE_OPTIONS:
         raise ConfigError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITE_OPTIONS)))
-    if timeout_s is not None and timeout_s <= 0:
-        raise ConfigError("--timeout must be > 0 seconds, not %g" % timeout_s)
+    _check_timeout(timeout_s)
     if pairs is not None and pairs < 1:
         raise ConfigError("%s must be at least 1, not %d" % (pairs_option, pairs))
     changes = {}
@@ -216,13 +236,21 @@ def check_plan(suite: str, devices: Sequence[str], only: Sequence[str]) -> None:
             ", ".join(dropped), suite, "/".join(devices), "; ".join(where)))
 
 
+def _check_timeout(timeout_s: Optional[float]) -> None:
+    if timeout_s is not None and not (0 < timeout_s <= MAX_TIMEOUT_S):
+        raise ConfigError("--timeout must be a number of seconds > 0 and at most %d (a week), "
+                          "not %g" % (MAX_TIMEOUT_S, timeout_s))
+
+
 def check_writable(path: pathlib.Path) -> None:
     """Make sure the results file can be written, before anything is measured.
 
     Raises:
-        ConfigError: the folder cannot be created or the file cannot be opened.
+        ConfigError: a folder, or the folder cannot be created or the file opened.
     """
     existed = path.exists()
+    if path.is_dir():
+        raise ConfigError("cannot write results to %s: it is a folder" % path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a"):
@@ -234,8 +262,7 @@ def check_writable(path: pathlib.Path) -> None:
 
 
 def _check_choices(request: AuditRequest) -> None:
-    if request.timeout_s is not None and request.timeout_s <= 0:
-        raise ConfigError("--timeout must be > 0 seconds, not %g" % request.timeout_s)
+    _check_timeout(request.timeout_s)
     unknown = [f for f in request.formats if f not in REPORT_FORMATS]
     if unknown:
         raise ConfigError("unknown report format %s (choose from %s)"
@@ -300,6 +327,7 @@ def validate(request: AuditRequest) -> Plan:
     parse_env(request.reference_env or {})
     out = pathlib.Path(request.out) if request.out else None
     if out is not None and request.results is None:
+        check_out_name(out)
         check_writable(out)
     if request.results is None:
         resolve_interpreter(request.target or "python3", "target")

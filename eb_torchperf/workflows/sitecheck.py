@@ -8,12 +8,12 @@ output folder receives the results JSON, a verdict JSON, HTML and Markdown.
 """
 
 import dataclasses
-import json
 import os
 import time
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from eb_torchperf import __version__
+from eb_torchperf.records import safe_write
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report import write_reports
@@ -72,9 +72,7 @@ def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy, out_dir
     document = dict(verdict.to_json(), policy=dataclasses.asdict(policy),
                     results=RESULTS_NAME, reports=[os.path.basename(p) for p in paths],
                     tool_version=__version__, created_utc=result.created_utc)
-    with open(verdict_path, "w") as handle:
-        json.dump(document, handle, indent=1, default=str)
-        handle.write("\n")
+    safe_write.write_json(verdict_path, document)
     return paths + [verdict_path]
 
 

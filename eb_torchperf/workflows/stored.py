@@ -52,7 +52,8 @@ def compare_stored(before, after, out_dir: Optional[str] = None,
     written = pipeline.write_reports(
         combined, out_dir or after.parent, formats,
         stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons, notes=(note,),
-        title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name))
+        title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name),
+        protected=(before, after))
     status = pipeline.status_of(combined, fail_on, stored=True)
     return pipeline.PipelineOutcome(combined, comparisons, written=written, status=status), note
 

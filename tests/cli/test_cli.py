@@ -75,7 +75,8 @@ def test_bad_pairs(capsys, wheel_python):
 
 def test_bad_timeout(capsys, wheel_python):
     status, _, err = run_cli(capsys, "audit", "--python", wheel_python, "--timeout", "-3")
-    assert status == 2 and err == "eb-torchperf: error: --timeout must be > 0 seconds, not -3\n"
+    assert status == 2 and err == ("eb-torchperf: error: --timeout must be a number of seconds "
+                                   "> 0 and at most 604800 (a week), not -3\n")
 
 
 def test_unwritable_out_fails_before_measuring(capsys, tmp_path, wheel_python):

@@ -69,8 +69,8 @@ def test_markdown_over_the_results_file_is_refused(tmp_path, capsys, link):
         markdown = tmp_path / "other.json"
         (markdown.symlink_to if link == "symlink" else markdown.hardlink_to)(results)
     assert cli.main(["gpu", str(results), "--markdown", str(markdown)]) == 2
-    assert capsys.readouterr().err == ("eb-torchperf: error: --markdown %s would overwrite the "
-                                       "results file it reads\n" % markdown)
+    assert capsys.readouterr().err == ("eb-torchperf: error: --markdown %s would overwrite %s; "
+                                       "choose another name\n" % (markdown, results))
     assert results.read_bytes() == before
 
 
@@ -84,13 +84,13 @@ def _edited(tmp_path, edit):
 
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d["target"]["facts"].__setitem__("gpu", "x"),
-     "malformed results file: target facts 'gpu' is str, not an object"),
+     "target.facts.gpu: expected an object, got 'x'"),
     (lambda d: d["target"]["facts"]["gpu"]["devices"][0].__setitem__("capability", "x.y"),
      "malformed GPU facts or results (ValueError: "),
     (lambda d: d["target"].__setitem__("facts", "x"),
-     "malformed results document: TypeError: target facts are str, not an object"),
+     "target.facts: expected an object, got 'x'"),
     (lambda d: d.update(errors=["x"], complete=False),
-     "malformed results document: TypeError: 'errors' must be a list of objects"),
+     "errors[0]: expected an object, got 'x'"),
 ])
 def test_hand_edited_gpu_facts_give_one_line(tmp_path, capsys, edit, message):
     path = _edited(tmp_path, edit)

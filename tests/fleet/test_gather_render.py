@@ -89,7 +89,7 @@ def test_markdown_report_rows_findings_and_failures(tmp_path):
     table = lines[lines.index("| partition | target | node | CPU | GPU | matmul_fp32 | dispatch "
                               "| geomean |"):][:4]
     assert table[2:] == [
-        "| zen | python3 | node-amd | AMD EPYC 9654 | none | 50.0 % * | 100.0 % | 70.7 % |",
+        "| zen | python3 | node-amd | AMD EPYC 9654 | none | 50.0 % \\* | 100.0 % | 70.7 % |",
         "| gpu | python3 | node-intel | Intel Xeon 8480+ | 2x NVIDIA H200 | 100.0 % | 100.0 % "
         "| 100.0 % |"]
     findings = lines[lines.index("## Findings per node type"):lines.index("## Failed jobs")]

@@ -2,9 +2,8 @@
 
 Both environments use StrictUndefined, so a template that names a missing field
 fails in tests instead of printing nothing.  HTML is autoescaped.  Markdown has its
-own escaping, applied to every `{{ }}` value through Jinja's `finalize`: pipes
-(which would split table cells), angle brackets (raw HTML on GitHub) and newlines;
-the `code`, `bold` and `link` filters return text that is already escaped.
+own escaping (eb_torchperf.escape), applied to every `{{ }}` value through Jinja's
+`finalize`; the `code`, `bold` and `link` filters return text that is already escaped.
 """
 
 import json
@@ -14,13 +13,15 @@ from typing import Dict, Optional, Sequence
 import jinja2
 
 from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.present import escape
+from eb_torchperf.records import safe_write
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report.render import build_view
 
-from eb_torchperf.present.formats import FORMATS, parse_formats  # noqa: F401  (re-exported)
+from eb_torchperf.present.formats import (FORMATS, SUFFIXES,  # noqa: F401  (re-exported)
+                                          parse_formats)
 
-SUFFIXES = {"html": ".html", "md": ".md", "json": ".json"}
 
 
 class MdText(str):
@@ -28,29 +29,26 @@ class MdText(str):
 
 
 def md_escape(value) -> str:
-    """Escape a value for Markdown text and table cells (GitHub-flavoured)."""
+    """Jinja `finalize` of the Markdown environment: every `{{ }}` value as literal
+    Markdown text (escape.markdown_text), except the filters' already escaped output."""
     if isinstance(value, MdText):
         return value
-    text = str(value).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\r\n", "\n").replace("\n", "<br>")
+    return escape.markdown_text(value)
 
 
 def md_code(value) -> MdText:
-    """An inline code span (backticks inside become quotes; pipes escaped for tables)."""
-    return MdText("`%s`" % str(value).replace("`", "'").replace("|", "\\|"))
+    """The `code` filter: an inline code span (escape.markdown_code)."""
+    return MdText(escape.markdown_code(value))
 
 
 def md_bold(value) -> MdText:
-    """Bold text, escaped."""
-    return MdText("**%s**" % md_escape(value))
+    """The `bold` filter: bold literal text."""
+    return MdText("**%s**" % escape.markdown_text(value))
 
 
 def md_link(value) -> MdText:
-    """An autolink for URLs, escaped text otherwise."""
-    text = str(value)
-    if text.startswith(("http://", "https://")):
-        return MdText("<%s>" % text)
-    return MdText(md_escape(text))
+    """The `link` filter: an autolink for http(s) URLs, literal text otherwise."""
+    return MdText(escape.markdown_link(value))
 
 
 def _environment(markdown: bool) -> jinja2.Environment:
@@ -88,7 +86,8 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
                   stem: Optional[str] = None,
                   comparisons: Optional[Sequence[Comparison]] = None,
                   title: Optional[str] = None, notes: Sequence[str] = (),
-                  explain: Optional[ExplainResult] = None) -> Dict[str, pathlib.Path]:
+                  explain: Optional[ExplainResult] = None,
+                  protected: Sequence = ()) -> Dict[str, pathlib.Path]:
     """Write the report of `result` in each format into `out_dir`.
 
     Args:
@@ -100,6 +99,8 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
         explain: the audit's explain document (explain.find_explain(results path)):
             adds the "Explain: profile diff and remedy trials" section to HTML and
             Markdown; the JSON report stays the results document alone.
+        protected: files never to be written over (the results JSON, the input): a
+            report whose name is one of them is named <stem>.report<suffix> instead.
 
     Returns:
         format -> path written.
@@ -119,6 +120,9 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
     written = {}
     for fmt in formats:
         path = folder / (stem + SUFFIXES[fmt])
-        path.write_text(renderers[fmt](), encoding="utf-8")
+        if any(safe_write.same_file(path, other) for other in protected):
+            path = folder / (stem + ".report" + SUFFIXES[fmt])
+            safe_write.refuse_protected(path, protected, "the %s report" % fmt)
+        safe_write.write_text(path, renderers[fmt]())
         written[fmt] = path
     return written
