@@ -157,7 +157,7 @@ def test_timeout_job_cause_from_sacct_and_stderr(tmp_path):
 
 
 def test_fleet_fail_on(tmp_path, capsys):
-    """--fail-on decides over the jobs' findings; a failed job fails whatever it says."""
+    """--fail-on decides over the jobs' findings; a failed job fails (exit 2, an error, not a finding) whatever it says."""
     from eb_torchperf.cli.dispatch import main
     ok = fleet_folder(tmp_path / "ok", [job("zen", "COMPLETED")],
                       results={"zen": audit_result("AMD EPYC 9654", 1.0,
@@ -165,5 +165,5 @@ def test_fleet_fail_on(tmp_path, capsys):
     assert main(["fleet", "--render", ok.directory]) == 0
     assert main(["fleet", "--render", ok.directory, "--fail-on", "warning"]) == 1
     bad = fleet_folder(tmp_path / "bad", [job("zen", "FAILED", 2)])
-    assert main(["fleet", "--render", bad.directory, "--fail-on", "never"]) == 1
+    assert main(["fleet", "--render", bad.directory, "--fail-on", "never"]) == 2
     capsys.readouterr()

@@ -36,7 +36,8 @@ def fake_target(tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (("--pairs", "0"), "eb-torchperf: error: --pairs must be at least 1, not 0\n"),
-    (("--timeout", "0"), "eb-torchperf: error: --timeout must be > 0 seconds, not 0\n"),
+    (("--timeout", "0"), "eb-torchperf: error: --timeout must be a number of seconds > 0 and "
+                         "at most 604800 (a week), not 0\n"),
     (("--target-env", "1X=1"), "eb-torchperf: error: --target-env wants VAR=VALUE with VAR a "
                                "variable name (letters, digits, _; not starting with a "
                                "digit), not '1X=1'\n"),
