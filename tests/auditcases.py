@@ -104,6 +104,13 @@ def with_facts(probe: ProbeResult, **changes) -> ProbeResult:
     return ProbeResult.from_facts(probe.label, probe.python, facts)
 
 
+def with_section(probe: ProbeResult, section: str, value, **changes) -> ProbeResult:
+    """A copy of `probe` whose facts[section] is `value`, then `changes` (with_facts)."""
+    facts = copy.deepcopy(probe.facts)
+    facts[section] = value
+    return with_facts(ProbeResult.from_facts(probe.label, probe.python, facts), **changes)
+
+
 def bench_pair(bench: str, params: dict, ratio: float, reference_s: float = 1e-3,
                work=(2.0 * 512 ** 3, "flop"), rounds: int = 4):
     """Target and reference BenchResults whose relative OPS is `ratio` in every round.

@@ -11,7 +11,7 @@ from rich.console import Console
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import AuditRequest
 from eb_torchperf.present.formats import parse_formats
-from eb_torchperf.present.terminal import make_console, print_findings
+from eb_torchperf.present.terminal import differences_table, make_console, print_findings
 
 FAIL_LEVELS = ("warning", "error", "never")
 
@@ -34,8 +34,14 @@ def add_arguments(parser) -> None:
 
 
 def print_outcome(console: Console, result, comparisons, written: dict) -> None:
-    """Findings, the one-line verdict, and the report paths."""
+    """Differences of the two sides, findings, the one-line verdict, the report paths."""
     from eb_torchperf.present.report.render import verdict  # pandas: once there is a result
+    from eb_torchperf.diagnosis.differences import differences
+    from eb_torchperf.present.report.differences_view import differences_rows
+    diffs = differences_rows(differences(result.target, result.reference),
+                             [f.rule_id for f in result.findings])
+    if diffs:
+        console.print(differences_table(diffs))
     console.rule("Findings")
     print_findings(console, result.findings)
     console.print(verdict(result, comparisons)["text"], highlight=False, markup=False)

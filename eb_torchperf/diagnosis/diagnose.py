@@ -13,6 +13,9 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from eb_torchperf.analysis.compare import Comparison, compare
 from eb_torchperf.records.findings import Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.diagnosis.differences import differences
+from eb_torchperf.diagnosis.rules.scope import scope_names
+from eb_torchperf.diagnosis.rules.unexplained import unexplained_slowdown
 
 #: Rule modules, in reading order.
 RULE_MODULES = (
@@ -20,6 +23,7 @@ RULE_MODULES = (
     "eb_torchperf.diagnosis.rules.runtime",
     "eb_torchperf.diagnosis.rules.gpu",
     "eb_torchperf.diagnosis.rules.blas",
+    "eb_torchperf.diagnosis.rules.known_classes",
 )
 
 
@@ -37,17 +41,23 @@ def load_rules(modules: Sequence[str] = RULE_MODULES) -> List[Callable]:
 
 
 def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
-             rules: Optional[Sequence[Callable]] = None) -> Tuple[Finding, ...]:
+             rules: Optional[Sequence[Callable]] = None,
+             unexplained_step: bool = False) -> Tuple[Finding, ...]:
     """Run every rule over one audit.
 
     Args:
         result: the audit (target probe required for findings; None gives none).
         comparisons: `compare.compare(result)`, computed when None.
         rules: rule functions (default: load_rules()).
+        unexplained_step: run the final unexplained-slowdown step also with explicit
+            `rules` (it always runs with the default rules).
 
     Returns:
         Findings, most severe first (findings.sort_findings); a finding without a
-        subject gets the target interpreter's path.
+        subject gets the target interpreter's path, one without `affects` the
+        families its rule declares (rules.scope).  After all rules, slow rows no
+        warning/error finding explains give one `unexplained-slowdown` warning
+        (rules.unexplained) with the differences of the two sides as candidates.
     """
     if result.target is None:
         return ()
@@ -57,7 +67,13 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
         for finding in rule(result.target, result.reference, comparisons):
             if finding.subject in ("", "target"):
                 finding = dataclasses.replace(finding, subject=result.target.python)
+            if not finding.affects and getattr(rule, "affects", None):
+                finding = dataclasses.replace(finding, affects=scope_names(rule.affects))
             found.append(finding)
+    if rules is None or unexplained_step:
+        for finding in unexplained_slowdown(result, comparisons, found,
+                                            differences(result.target, result.reference)):
+            found.append(dataclasses.replace(finding, subject=result.target.python))
     return sort_findings(found)
 
 

@@ -169,11 +169,13 @@ def annotate_findings(findings: Sequence[Finding], diff: Optional[ProfileDiff],
 def with_profile_evidence(result: AuditResult, explained: Optional[ExplainResult]
                           ) -> AuditResult:
     """A copy of `result` whose findings carry the profile evidence of `explained`
-    (annotate_findings over its overall diff); `result` itself when explained is None."""
+    (annotate_findings over its overall diff), an unexplained slowdown confirmed by a
+    difference trial (difftrials.confirm); `result` itself when explained is None."""
+    from eb_torchperf.diagnosis import difftrials  # difftrials imports trials, as we do
     if explained is None:
         return result
-    return dataclasses.replace(result, findings=annotate_findings(result.findings,
-                                                                  explained.overall))
+    findings = annotate_findings(result.findings, explained.overall)
+    return dataclasses.replace(result, findings=difftrials.confirm(findings, explained.trials))
 
 
 def explain_path(results_path) -> str:

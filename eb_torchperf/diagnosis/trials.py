@@ -146,11 +146,17 @@ def _check_openmp(probe: ProbeResult, wanted) -> Tuple[bool, str]:
     return len(runtimes) <= wanted, "OpenMP runtimes: %s" % (", ".join(runtimes) or "none")
 
 
+def _check_affinity(probe: ProbeResult, wanted) -> Tuple[bool, str]:
+    cores = len(probe.fact("cpu", "affinity") or ())
+    return cores == wanted, "CPU affinity: %d cores" % cores
+
+
 #: Variant.expect key -> check(child probe, expected value) -> (took effect, evidence).
 EFFECT_CHECKS = {"blas_dir": _check_blas_dir, "flexiblas_backend": _check_flexiblas,
                  "threads": _check_threads, "blas_threads": _check_blas_threads,
                  "env": _check_env, "capability": _check_capability,
-                 "capability_above": _check_capability_above, "openmp_runtimes": _check_openmp}
+                 "capability_above": _check_capability_above, "openmp_runtimes": _check_openmp,
+                 "affinity": _check_affinity}
 
 
 def check_effect(expect: Dict[str, object], probe: Optional[ProbeResult]) -> Tuple[bool, str]:

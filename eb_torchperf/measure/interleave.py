@@ -165,8 +165,10 @@ class AuditRun:
                                 "message": INTERRUPTED})
             complete = False
         by_label = {s.label: s.probe for s in self.sides}
+        options = dataclasses.asdict(self.options)
+        overrides = {s.label + "_env": dict(s.env) for s in self.sides if s.env}
         return AuditResult(
-            suite=self.suite, options=dataclasses.asdict(self.options),
+            suite=self.suite, options=dict(options, **overrides),
             target=by_label.get("target"), reference=by_label.get("reference"),
             results=tuple(self.results), skipped=tuple(self.skipped), errors=tuple(self.errors),
             complete=complete, wall_s=time.monotonic() - started, created_utc=created,

@@ -22,16 +22,19 @@ import time
 from typing import Dict, Mapping, Optional, Sequence
 
 from eb_torchperf.errors import ProbeError
+from eb_torchperf.probe.envprefixes import ENV_NAMES, ENV_PREFIXES
 
 PROBE_PACKAGE = "ebtp_probe"
 #: Environment variables passed to workers: the run-time environment of the user's
-#: torch (module settings included), nothing of the host's tool chain.
+#: torch (module settings included), nothing of the host's tool chain.  Every variable
+#: the probe records (probe.envprefixes: OpenMP, BLAS, oneDNN, CUDA, NCCL, Triton,
+#: glibc, LD_*, ...) passes, so a setting in the user's shell reaches the workers;
+#: EBTP_* are the probe's own switches (affinity of a trial, smoke compile).
 ENV_ALLOW = re.compile(
-    r"^(PATH|HOME|USER|LOGNAME|LANG|LC_\w+|TZ|TMPDIR|LD_LIBRARY_PATH|LD_PRELOAD|"
-    r"PYTHONPATH|PYTHONHOME|EBPYTHONPREFIXES|VIRTUAL_ENV|CONDA_PREFIX|EBROOT\w+|EBVERSION\w+|"
-    r"OMP_\w+|GOMP_\w+|KMP_\w+|MKL_\w+|OPENBLAS_\w+|GOTO\w+|BLIS_\w+|FLEXIBLAS\w*|ATEN_\w+|"
-    r"DNNL_\w+|ONEDNN_\w+|TORCH_\w+|PYTORCH_\w+|CUDA_\w+|CUBLAS\w*|CUDNN\w*|NCCL_\w+|"
-    r"NVIDIA_\w+|SLURM_\w+)$")
+    r"^(PATH|HOME|USER|LOGNAME|LANG|LC_\w+|TZ|TMPDIR|PYTHONHOME|VIRTUAL_ENV|CONDA_PREFIX|"
+    r"EBROOT\w+|EBVERSION\w+|SLURM_\w+|EBTP_\w+|"
+    + "|".join(re.escape(p) + r"\w*" for p, _, _ in ENV_PREFIXES)
+    + "|" + "|".join(re.escape(n) for n in ENV_NAMES) + ")$")
 #: Seconds to wait for `import torch` and the hello line (a cold NFS import is slow).
 DEFAULT_START_TIMEOUT_S = 180.0
 STDERR_TAIL_LINES = 12

@@ -61,6 +61,18 @@ def config_table(rows: List[ConfigRow], with_reference: bool) -> Table:
     return table
 
 
+def differences_table(rows: List[dict]) -> Table:
+    """The differences between the two sides (report.differences_view rows)."""
+    table = Table(title="Differences between target and reference")
+    for column in ("group", "what", "target", "reference", "effect", "run time"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["group"], row["key"], row["target"], row["reference"], row["effect"],
+                      row["run_time"], style="bold yellow" if row["effect"] == "unknown effect"
+                      else None)
+    return table
+
+
 class AuditProgress:
     """Progress bar over (pairs x benchmarks) on stderr; usable as the audit callback."""
 

@@ -11,16 +11,13 @@ import platform
 import re
 import sys
 
+from . import facts_more
+from .envprefixes import read_by_torch
 from .gpu_facts import collect_gpu
 
 #: Mapped shared objects whose names say they provide BLAS, LAPACK, OpenMP or oneDNN.
 LIBRARY_PATTERN = re.compile(
     r"(blas|lapack|omp|mkl|blis|flexiblas|dnnl|mkldnn|armpl|acml|aocl|essl|nvpl)", re.I)
-#: Environment variables that steer CPU or GPU performance of PyTorch.
-ENV_PATTERN = re.compile(
-    r"^(OMP_|GOMP_|KMP_|MKL_|OPENBLAS_|GOTO|BLIS_|FLEXIBLAS|ATEN_|DNNL_|ONEDNN_|MKLDNN_|"
-    r"TORCH_|PYTORCH_|CUDA_|CUBLAS|CUDNN|NCCL_|LD_PRELOAD$|LD_LIBRARY_PATH$|"
-    r"PYTHONPATH$|EBPYTHONPREFIXES$|SLURM_CPUS|SLURM_JOB_CPUS)")
 #: CPU flags worth reporting (x86 vector ISA and matrix units, Arm SVE).
 CPU_FLAG_PATTERN = re.compile(r"^(avx\w*|amx\w*|fma|f16c|sse4_2|sve\w*|asimd\w*|bf16|i8mm)$")
 
@@ -102,13 +99,13 @@ def collect_mapped_libraries(torch):
 
 
 def collect_env(torch=None):
-    """Performance-relevant environment variables (ENV_PATTERN) with their values.
+    """Environment variables torch or its libraries read (envprefixes), with values.
 
     The probe bundle's own folder is removed from PYTHONPATH, so the value is the
     user's.  Runs before threadpoolctl is imported (which sets KMP_DUPLICATE_LIB_OK).
     """
     bundle = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+    env = {k: v for k, v in sorted(os.environ.items()) if read_by_torch(k)}
     if "PYTHONPATH" in env:
         kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p != bundle]
         if kept:
@@ -201,6 +198,10 @@ COLLECTORS = (
     ("mapped_libraries", collect_mapped_libraries),
     ("cpu", collect_cpu),
     ("gpu", collect_gpu),
+    ("system", facts_more.collect_system),
+    ("math", facts_more.collect_math),
+    ("libraries", facts_more.collect_libraries),
+    ("compile", facts_more.collect_compile),
 )
 
 

@@ -81,7 +81,8 @@ _GEMM_FULL = tuple(_gemm(d, 8192, 8192, 8192) for d in DTYPES) + tuple(
 
 register(Benchmark(
     name="gemm_cuda", device="cuda", family="gemm",
-    params={QUICK: (_gemm("bf16", 8192, 8192, 8192),), FULL: _GEMM_FULL},
+    params={QUICK: (_gemm("bf16", 8192, 8192, 8192), _gemm("tf32", 8192, 8192, 8192)),
+            FULL: _GEMM_FULL},
     setup=_setup_gemm, work=lambda p: (2.0 * p["m"] * p["n"] * p["k"], "flop"),
     available=cuda_unavailable,
     description="torch.mm on random data (cuBLAS/cuBLASLt); tf32 = fp32 with TF32 allowed"))
@@ -241,7 +242,8 @@ def _sdpa(backend):
 
 register(Benchmark(
     name="sdpa_cuda", device="cuda", family="attention",
-    params={FULL: tuple(_sdpa(b) for b in ("default", "flash", "efficient", "math"))},
+    params={QUICK: (_sdpa("default"),),
+            FULL: tuple(_sdpa(b) for b in ("default", "flash", "efficient", "math"))},
     setup=_setup_sdpa, available=_sdpa_unavailable,
     work=lambda p: (4.0 * p["batch"] * p["heads"] * p["seq"] ** 2 * p["head_dim"], "flop"),
     description="scaled_dot_product_attention forward, non-causal; default = the backend "
@@ -270,7 +272,7 @@ def _conv(dtype):
 
 register(Benchmark(
     name="conv_cuda", device="cuda", family="conv",
-    params={FULL: (_conv("bf16"), _conv("fp32"))},
+    params={QUICK: (_conv("fp32"),), FULL: (_conv("bf16"), _conv("fp32"))},
     setup=_setup_conv, available=cuda_unavailable,
     work=lambda p: (2.0 * p["batch"] * p["channels"] ** 2 * 9 * p["hw"] ** 2, "flop"),
     description="ResNet-like 3x3 Conv2d forward, channels_last (cuDNN; fp32 with cuDNN's "

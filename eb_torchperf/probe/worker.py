@@ -16,6 +16,7 @@ import os
 import sys
 
 from . import facts as facts_mod
+from . import facts_more
 from . import profile, registry, timing
 
 #: Samples shorter than this are dominated by timer overhead; calibration grows the
@@ -175,6 +176,22 @@ def _serve(state, requests, send):
         send(reply)
 
 
+#: A trial's CPU affinity for this worker ("0-15"), applied before torch is imported so
+#: that OpenMP sizes its pool to it (eb_torchperf.difftrials).
+AFFINITY_VAR = "EBTP_AFFINITY"
+
+
+def apply_affinity(cpulist):
+    """Set this process's CPU affinity to `cpulist` ("0-3,8"); None/"" leaves it.
+    Cores the kernel refuses (outside the cgroup's cpuset) make it keep its mask."""
+    if not cpulist or not hasattr(os, "sched_setaffinity"):
+        return
+    try:
+        os.sched_setaffinity(0, facts_more.parse_cpulist(cpulist))
+    except (OSError, ValueError) as exc:
+        print("ebtp_probe: cannot set affinity %s: %s" % (cpulist, exc), file=sys.stderr)
+
+
 def main(reply_fd):
     """Import torch, say hello, serve.  Returns the process exit status."""
     out = os.fdopen(reply_fd, "w", buffering=1)
@@ -183,6 +200,7 @@ def main(reply_fd):
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
+    apply_affinity(os.environ.get(AFFINITY_VAR))
     try:
         import torch
     except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding

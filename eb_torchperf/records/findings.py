@@ -67,6 +67,8 @@ class Finding:
         source: URL of the public report or documentation the rule rests on.
         subject: what it is about (e.g. "target", an easyconfig path); may be empty.
         line: line number in `subject` where that applies, else None.
+        affects: benchmark families ("cpu/gemm") whose slow rows the finding can
+            explain (set by diagnose from the rule's `affects`, rules.scope).
     """
 
     rule_id: str
@@ -77,6 +79,7 @@ class Finding:
     source: str
     subject: str = ""
     line: Optional[int] = None
+    affects: Tuple[str, ...] = ()
 
     def __post_init__(self):
         severity_rank(self.severity)
@@ -90,7 +93,7 @@ class Finding:
     @classmethod
     def from_json(cls, data: dict) -> "Finding":
         """Inverse of `to_json`."""
-        return cls(**data)
+        return cls(**dict(data, affects=tuple(data.get("affects") or ())))
 
 
 def worst(findings: Iterable[Finding]) -> Optional[str]:

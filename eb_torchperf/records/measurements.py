@@ -5,6 +5,10 @@ Schema history (SCHEMA_VERSION):
     benchmarks, errors, findings.
   1 (2026-11-30, later): additive: BenchResult.extra_s (metric -> blocks, e.g. CPU and GPU
     seconds per call of CUDA work); documents without it still load (empty).
+  2 (2026-12-01): additive: `analysis` (analysis_doc: per-row relative OPS, interval,
+    significance, noise flags, family; geometric mean; the differences between the two
+    sides; the verdict), Finding.affects, probe facts system/math/libraries/compile.
+    Version 1 documents load unchanged (analysis is recomputed, never read).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -22,7 +26,9 @@ from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.probe.registry import WORK_UNITS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this module reads (older ones lack only additive fields).
+READABLE_VERSIONS = (1, 2)
 SIDES = ("target", "reference")
 
 
@@ -222,10 +228,11 @@ class AuditResult:
         if data.get("kind") == "eb_torchperf-explain":
             raise SchemaError("this is an explain document; give the results JSON it was "
                               "made from (the same name without .explain)")
-        if data["schema_version"] != SCHEMA_VERSION:
+        if data["schema_version"] not in READABLE_VERSIONS:
             raise SchemaError("results schema version %r is not supported (this eb_torchperf "
-                              "reads version %d); re-run the audit or upgrade eb_torchperf"
-                              % (data["schema_version"], SCHEMA_VERSION))
+                              "reads versions %s); re-run the audit or upgrade eb_torchperf"
+                              % (data["schema_version"],
+                                 ", ".join(map(str, READABLE_VERSIONS))))
         validate.check_results(data)  # types per field: the first bad one, by its path
         try:
             return cls(
@@ -243,9 +250,18 @@ class AuditResult:
             raise SchemaError("malformed results document: %s: %s"
                               % (type(exc).__name__, exc)) from None
 
-    def save(self, path) -> None:
-        """Write the JSON document to `path` (parent folders are created)."""
-        save_document(path, self.to_json())
+    def to_document(self, analysis: Optional[dict] = None) -> dict:
+        """`to_json()` plus the `analysis` section when given (present.analysis_doc
+        builds it; records cannot, being left of analysis and diagnosis)."""
+        data = self.to_json()
+        if analysis is not None:
+            data["analysis"] = analysis
+        return data
+
+    def save(self, path, analysis: Optional[dict] = None) -> None:
+        """Write the JSON document (with `analysis` when given) to `path` (parent
+        folders are created)."""
+        save_document(path, self.to_document(analysis))
 
 
 def save_document(path, data: dict) -> None:

@@ -256,12 +256,13 @@ BENCH_RESULT = Obj(required={
 FINDING = Obj(required={
     "rule_id": Str(), "severity": Enum("info", "warning", "error"), "title": Str(),
     "evidence": MapOf(Any()), "advice": Str(), "source": Str()},
-    optional={"subject": Str(), "line": Opt(Int())})
+    optional={"subject": Str(), "line": Opt(Int()), "affects": ListOf(Str())})
 
 RUNNER_OPTIONS = Obj(optional={
     "pairs": Int(1), "block_s": Num(), "warmup_s": Num(), "settle_s": Num(),
     "min_rounds": Int(1), "max_rounds": Int(1), "bench_budget_s": Num(),
-    "min_sample_s": Num(), "request_timeout_s": Num(), "start_timeout_s": Num()})
+    "min_sample_s": Num(), "request_timeout_s": Num(), "start_timeout_s": Num(),
+    "target_env": MapOf(_OPT_STR)})
 
 SKIPPED = Obj(required={"bench": Str(), "side": Str(), "reason": Str()},
               optional={"params": Opt(PARAMS)})
@@ -274,11 +275,11 @@ RESULTS = Obj(required={"schema_version": Int(), "suite": Str()}, optional={
     "tool_version": Str(), "created_utc": Str(), "host": Str(), "options": RUNNER_OPTIONS,
     "wall_s": Num(), "complete": Bool(), "target": Opt(PROBE), "reference": Opt(PROBE),
     "results": ListOf(BENCH_RESULT), "skipped": ListOf(SKIPPED), "errors": ListOf(ERROR),
-    "findings": ListOf(FINDING)})
+    "findings": ListOf(FINDING), "analysis": Opt(MapOf(Any()))})
 
 
 def check_results(document) -> None:
-    """SchemaError unless `document` is a well-typed results document (schema 1)."""
+    """SchemaError unless `document` is a well-typed results document (schema 1 or 2)."""
     check(document, RESULTS)
 
 

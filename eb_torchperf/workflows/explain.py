@@ -18,6 +18,7 @@ Schema history (EXPLAIN_SCHEMA_VERSION):
     rebuild list, errors.
 """
 
+import dataclasses
 import datetime
 import socket
 import time
@@ -26,6 +27,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from eb_torchperf.diagnosis.explanation import (  # noqa: F401  (the explain API in one place)
     EXPLAIN_SCHEMA_VERSION, ExplainResult, annotate_findings, explain_path, find_explain,
     load_explain, profile_evidence, stale_reason, with_profile_evidence)
+from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
 from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed
 from eb_torchperf.errors import ConfigError
@@ -42,7 +44,11 @@ def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
     measured = sorted({r.bench for r in baseline.results})
     trials, skipped = plan_trials(baseline.target, host or discover_host(baseline.target),
                                   measured=measured)
-    options = options or RunnerOptions(**dict(baseline.options, pairs=1))
+    extra, not_changeable = difftrials.plan_difference_trials(baseline)
+    trials, skipped = trials + extra, skipped + not_changeable
+    fields = {f.name for f in dataclasses.fields(RunnerOptions)}
+    options = options or RunnerOptions(**{k: v for k, v in dict(baseline.options, pairs=1).items()
+                                          if k in fields})
     return run_trials(baseline, trials, options, progress), skipped
 
 

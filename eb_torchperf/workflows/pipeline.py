@@ -16,6 +16,7 @@ import signal
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
+from eb_torchperf.present.analysis_doc import analysis as analysis_section
 from eb_torchperf.analysis.compare import Comparison, compare
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
@@ -198,7 +199,7 @@ def save(result: AuditResult, path, explained=None, explain_file: str = "") -> N
     if explained is not None and explain_file:
         explained.save(explain_file)
     if path:
-        result.save(path)
+        result.save(path, analysis_section(result))
 
 
 def write_reports(result: AuditResult, out_dir, formats: Sequence[str],

@@ -12,10 +12,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.analysis.profile_diff import ProfileDiff, WorkloadProfile, diff_profiles
+from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.trials import TrialResult, summarize_trial
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from eb_torchperf.probe import registry
 from eb_torchperf.probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
 from eb_torchperf.records.measurements import AuditResult
 
@@ -118,8 +120,13 @@ def run_trials(baseline: AuditResult, trials, options: RunnerOptions,
     results = []
     for index, trial in enumerate(trials):
         progress("trial", index=index, total=len(trials), label=trial.label)
+        # the baseline's own overrides (audit --target-env) stay, the trial's come on top
+        env = dict(baseline.options.get("target_env") or {}, **trial.env)
+        devices = tuple(sorted({registry.REGISTRY[b].device for b in trial.benches
+                                if b in registry.load_suites()})) or ("cpu",)
         run = AuditRun(baseline.target.python, baseline.reference.python, baseline.suite,
-                       options, only=list(trial.benches), progress=progress,
-                       target_env=trial.env)
-        results.append(summarize_trial(trial, before, run.run()))
+                       options, only=list(trial.benches), devices=devices, progress=progress,
+                       target_env=env, reference_env=baseline.options.get("reference_env"))
+        results.append(difftrials.with_first_call(summarize_trial(trial, before, run.run()),
+                                                  baseline))
     return results

@@ -14,6 +14,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from eb_torchperf import __version__
 from eb_torchperf.records import safe_write
+from eb_torchperf.present.analysis_doc import analysis as analysis_section
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report import write_reports
@@ -63,7 +64,7 @@ def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy, out_dir
     """
     os.makedirs(out_dir, exist_ok=True)
     results_path = os.path.join(out_dir, RESULTS_NAME)
-    result.save(results_path)
+    result.save(results_path, analysis_section(result))
     written = write_reports(result, out_dir, formats=("html", "md"), stem=REPORT_STEM)
     paths = [os.fspath(p) for p in written.values()]
     paths.sort(key=lambda p: not p.endswith(".html"))

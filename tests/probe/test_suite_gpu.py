@@ -16,11 +16,13 @@ def _cuda_benches():
     return [b for b in registry.load_suites().values() if b.device == "cuda"]
 
 
-def test_quick_gpu_plan_is_the_five_cheap_entries():
+def test_quick_gpu_plan_covers_every_gpu_family_once_or_twice():
     plan = registry.plan("quick", ("cuda",))
-    assert [name for name, _ in plan] == ["gemm_cuda", "linear_cuda_fwd", "launch_cuda",
-                                          "copy_host_device", "copy_d2d"]
-    assert plan[1][1] == {"dtype": "bf16", "tokens": 8192, "in": 2048, "out": 2048}
+    assert [name for name, _ in plan] == ["gemm_cuda", "gemm_cuda", "linear_cuda_fwd",
+                                          "launch_cuda", "copy_host_device", "copy_d2d",
+                                          "sdpa_cuda", "conv_cuda"]
+    assert [p["dtype"] for name, p in plan if name == "gemm_cuda"] == ["bf16", "tf32"]
+    assert plan[2][1] == {"dtype": "bf16", "tokens": 8192, "in": 2048, "out": 2048}
 
 
 def test_full_gpu_plan_has_four_gemm_precisions_and_the_published_linear_shape():

@@ -18,6 +18,7 @@ from eb_torchperf.diagnosis.evidence import (GEMM_BENCHES, SOURCE_931, family_ra
                                             grade_gemm_peak, is_x86_64, rate_evidence,
                                             ratio_evidence, upstream, with_ratio)
 from eb_torchperf.diagnosis.facts import pools, torch_blas
+from eb_torchperf.diagnosis.rules.scope import CPU_GEMM, CUDA_STARTUP, affects, families  # noqa: F401
 
 SOURCE_EASYBLOCK = ("https://github.com/easybuilders/easybuild-easyblocks/blob/develop/"
                     "easybuild/easyblocks/p/pytorch.py")
@@ -73,6 +74,7 @@ def _speedup_evidence(comparisons) -> dict:
     return evidence
 
 
+@affects(families("cpu", only=CPU_GEMM + ("conv",)))
 def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 1: BLAS not MKL on x86-64, graded by the measured GEMM rate.
@@ -106,6 +108,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
                     ADVICE_BLAS + ADVICE_BY_KIND.get(kind, ""), SOURCE_931, "target")]
 
 
+@affects(families("cpu", only=CPU_GEMM + ("conv",)))
 def mkl_missing(target: ProbeResult, reference: Optional[ProbeResult],
                 comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 2: MKL missing on x86-64 (`USE_MKL` off, or no MKL line before torch 2.0).
@@ -129,6 +132,7 @@ def mkl_missing(target: ProbeResult, reference: Optional[ProbeResult],
                     "fallback libraries", evidence, ADVICE_MKL, SOURCE_MKL_BACKEND, "target")]
 
 
+@affects(families("cpu", only=CPU_GEMM + ("conv",)))
 def blas_pthreads_oversubscription(target: ProbeResult, reference: Optional[ProbeResult],
                                    comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 5: torch's BLAS runs its own pthreads pool beside torch's OpenMP threads.
@@ -156,6 +160,7 @@ def blas_pthreads_oversubscription(target: ProbeResult, reference: Optional[Prob
                     evidence, ADVICE_PTHREADS, SOURCE_OPENBLAS_FAQ, "target")]
 
 
+@affects(families("cpu", only=CPU_GEMM))
 def mkl_on_amd(target: ProbeResult, reference: Optional[ProbeResult],
                comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 12: MKL on an AMD CPU: informational, with the measured GEMM rate.

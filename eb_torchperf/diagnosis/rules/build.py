@@ -17,6 +17,7 @@ from eb_torchperf.diagnosis.evidence import (ONEDNN_BENCHES, SOURCE_931, VECTORI
                                             same_version_upstream, upstream, with_ratio)
 from eb_torchperf.diagnosis.facts import (best_capability, capability_rank, cpu_capability,
                                          env_of, machine)
+from eb_torchperf.diagnosis.rules.scope import CPU_GEMM, CUDA_STARTUP, affects, families  # noqa: F401
 
 SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
 SOURCE_CAPABILITY = ("https://pytorch.org/docs/stable/backends.html"
@@ -34,6 +35,7 @@ KERNEL_WARNING = check_bound(Bound(1.0, -0.10, None, "relative OPS"))
 SCALING_EFFICIENCY = check_bound(Bound(1.0, -0.40, None, "speed-up per core"))
 
 
+@affects(families("cpu", only=("conv", "gemm", "transformer")))
 def onednn_off(target: ProbeResult, reference: Optional[ProbeResult],
                comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 3: oneDNN (mkldnn) off at build time, unavailable, or disabled at run time.
@@ -82,6 +84,7 @@ def _capability_case(target, reference, current, cpu_max):
     return "info", "as the upstream build of this version does on this CPU", evidence
 
 
+@affects(families("cpu"))
 def cpu_capability_low(target: ProbeResult, reference: Optional[ProbeResult],
                        comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 8: ATen CPU capability below what the CPU supports.
@@ -111,6 +114,7 @@ def cpu_capability_low(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_CAPABILITY, "target")]
 
 
+@affects(families(), CUDA_STARTUP)
 def debug_build(target: ProbeResult, reference: Optional[ProbeResult],
                 comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 9: debug or unoptimised build (`torch.version.debug`, BUILD_TYPE, `-O`).
@@ -139,6 +143,7 @@ def debug_build(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_TOOLCHAINOPTS, "target")]
 
 
+@affects(families("cpu"))
 def march_native(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 10: `-march=native` / `-mcpu=native` in CXX_FLAGS.
@@ -170,6 +175,7 @@ def _scaling_evidence(comparisons, probe, side):
     return speedup, speedup / cores
 
 
+@affects(families("cpu"))
 def no_openmp(target: ProbeResult, reference: Optional[ProbeResult],
               comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 11: no OpenMP / a non-OpenMP ATen backend, or GEMM not scaling with threads.
@@ -204,6 +210,7 @@ def no_openmp(target: ProbeResult, reference: Optional[ProbeResult],
                     "OMP_NUM_THREADS=1 is set by the module or job.", SOURCE_TUNING, "target")]
 
 
+@affects(families("cuda", only=("communication",)))
 def use_mpi_differs(target: ProbeResult, reference: Optional[ProbeResult],
                     comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 18: USE_MPI differs from upstream: informational only.

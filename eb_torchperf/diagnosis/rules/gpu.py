@@ -14,6 +14,7 @@ from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.gpu_facts import arch_support, cudnn_compatible
+from eb_torchperf.diagnosis.rules.scope import CPU_GEMM, CUDA_STARTUP, affects, families  # noqa: F401
 
 #: PyTorch's CUDA semantics notes: asynchronous execution, CUDA_LAUNCH_BLOCKING, the
 #: caching allocator and PYTORCH_NO_CUDA_MEMORY_CACHING.
@@ -115,6 +116,7 @@ def _cpu_bound_finding(c: Comparison, target: tuple, reference: Optional[tuple])
         "CUDA graphs or torch.compile to issue fewer launches.", DISPATCH_URL, "target")
 
 
+@affects(families("cuda"))
 def rule_cpu_bound(target: ProbeResult, reference: Optional[ProbeResult],
                    comparisons: Sequence[Comparison]) -> List[Finding]:
     """CPU µs per call >= GPU µs per call on the target (cuda_timing.DispatchTimer).
@@ -137,6 +139,7 @@ def rule_cpu_bound(target: ProbeResult, reference: Optional[ProbeResult],
     return findings
 
 
+@affects(families("cuda", only=("overhead", "dispatch")))
 def rule_launch_latency(target: ProbeResult, reference: Optional[ProbeResult],
                         comparisons: Sequence[Comparison]) -> List[Finding]:
     """Launch latency (launch_cuda) LAUNCH_SLOWDOWN times the reference's or more."""
@@ -179,6 +182,7 @@ def _arch_finding(device: dict, arch_list: List[str], status: str) -> Finding:
         ARCH_URL, "target")
 
 
+@affects(families("cuda"), CUDA_STARTUP)
 def rule_arch_list(target: ProbeResult, reference: Optional[ProbeResult],
                    comparisons: Sequence[Comparison]) -> List[Finding]:
     """`torch.cuda.get_arch_list()` lacks machine code for a visible device."""
@@ -206,6 +210,7 @@ def _env_finding(target, reference, comparisons, name, rule_id, title, advice):
     return [Finding(rule_id, "warning", title, evidence, advice, CUDA_NOTES_URL, "target")]
 
 
+@affects(families("cuda"))
 def rule_caching_allocator(target: ProbeResult, reference: Optional[ProbeResult],
                            comparisons: Sequence[Comparison]) -> List[Finding]:
     """PYTORCH_NO_CUDA_MEMORY_CACHING set to anything but "0": every allocation goes to
@@ -228,6 +233,7 @@ def rule_caching_allocator(target: ProbeResult, reference: Optional[ProbeResult]
         "script and the site's profile.")
 
 
+@affects(families("cuda"))
 def rule_launch_blocking(target: ProbeResult, reference: Optional[ProbeResult],
                          comparisons: Sequence[Comparison]) -> List[Finding]:
     """CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for the kernel to finish."""
@@ -242,6 +248,7 @@ def rule_launch_blocking(target: ProbeResult, reference: Optional[ProbeResult],
         "it in the module file (modextravars), the job script and the site's profile.")
 
 
+@affects(families("cuda", only=("conv", "attention")))
 def rule_cudnn_mismatch(target: ProbeResult, reference: Optional[ProbeResult],
                         comparisons: Sequence[Comparison]) -> List[Finding]:
     """The cuDNN loaded at run time cannot serve the version torch was built with."""

@@ -13,6 +13,7 @@ from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.bounds import Bound, above, check_bound, describe, within
 from eb_torchperf.diagnosis.evidence import SOURCE_931, cores_evidence, grade_gemm_peak
 from eb_torchperf.diagnosis.facts import env_of, is_x86_64, openmp_runtimes, usable_cores
+from eb_torchperf.diagnosis.rules.scope import CPU_GEMM, CUDA_STARTUP, affects, families  # noqa: F401
 
 SOURCE_MULTI_OPENMP = "https://github.com/joblib/threadpoolctl/blob/master/multiple_openmp.md"
 SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
@@ -34,6 +35,7 @@ DENORMAL_SLOWDOWN = check_bound(Bound(1.0, None, 1.0, "x time of normal inputs")
 
 
 
+@affects(families("cpu"))
 def multiple_openmp(target: ProbeResult, reference: Optional[ProbeResult],
                     comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 4: two or more OpenMP runtimes in one process.
@@ -74,6 +76,7 @@ def _pinned(target: ProbeResult) -> bool:
     return bool(_binding(target)) and len(affinity) == 1 and cores > 1
 
 
+@affects(families("cpu"))
 def threads_vs_cores(target: ProbeResult, reference: Optional[ProbeResult],
                      comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 6: intra-op threads outside THREADS_PER_CORE of the usable cores.
@@ -112,6 +115,7 @@ def threads_vs_cores(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_TUNING, "target")]
 
 
+@affects(families("cpu"))
 def main_thread_pinned(target: ProbeResult, reference: Optional[ProbeResult],
                        comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 7: the main thread pinned to one core by inherited OMP_PROC_BIND/KMP_AFFINITY.
@@ -141,6 +145,7 @@ def _denormal_times(comparisons: Sequence[Comparison]):
     return times.get("normal"), times.get("denormal")
 
 
+@affects(families("cpu", only=("denormal",)))
 def denormal_slowdown(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 13: denormal inputs measurably slower than normal ones, flush-denormal off.
@@ -163,6 +168,7 @@ def denormal_slowdown(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_DENORMAL, "target")]
 
 
+@affects(families())
 def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
                        comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 17: CPU frequency governor `powersave` (cpufreq sysfs of cpu0).
@@ -180,6 +186,7 @@ def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_CPUFREQ, "target")]
 
 
+@affects(families("cpu", only=("gemm",)))
 def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
                     comparisons: Sequence[Comparison]) -> List[Finding]:
     """Without a reference: an MKL build's best GEMM far below the nominal peak.

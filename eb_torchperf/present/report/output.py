@@ -72,8 +72,9 @@ def render_markdown(view: dict) -> str:
 
 
 def render_json(result: AuditResult) -> str:
-    """The results document itself (schema-versioned), findings included."""
-    return json.dumps(result.to_json(), indent=1, default=str) + "\n"
+    """The results document itself (schema-versioned), findings and analysis included."""
+    from eb_torchperf.present.analysis_doc import analysis
+    return json.dumps(result.to_document(analysis(result)), indent=1, default=str) + "\n"
 
 
 def default_stem(result: AuditResult) -> str:

@@ -19,6 +19,8 @@ from eb_torchperf.present.units import evidence_text
 from eb_torchperf.present.report.chart import Bar, chart
 from eb_torchperf.present.report.explain_view import explain_view
 from eb_torchperf.present.report.tables import comparison_frame, format_params, ops_rows, pct, raw_rows
+from eb_torchperf.diagnosis.differences import differences
+from eb_torchperf.present.report.differences_view import differences_rows
 
 SEVERITY_LABELS = {"error": "Errors", "warning": "Warnings", "info": "Information"}
 MISSING = "—"
@@ -74,8 +76,13 @@ def _display(value) -> str:
         return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float):
+        return "%.4g" % value
+    if isinstance(value, dict):
+        return ", ".join("%s: %s" % (k, _display(v)) for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return ", ".join(_display(v) for v in value)
+        joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
+        return joiner.join(_display(v) for v in value)
     return str(value)
 
 
@@ -211,6 +218,8 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         "explain": explain_view(explain) if explain is not None else None,
         "peak_note": peak_note(fractions),
         "config": [r._asdict() for r in rows],
+        "differences": differences_rows(differences(result.target, result.reference),
+                                        [f.rule_id for f in result.findings]),
         "runtime": runtime_rows(result.target, result.reference),
         "raw": raw_rows(result),
         "skipped": [{"bench": s.get("bench", ""), "params": format_params(s.get("params") or {}),

@@ -32,7 +32,7 @@ def test_markdown_matches_the_snapshot():
 
 def test_every_table_row_has_the_header_cell_count_and_a_separator():
     tables = parse_tables(_markdown())
-    assert len(tables) == 9  # meta, 4 findings' evidence, ops, config, runtime, raw
+    assert len(tables) == 10  # meta, 4 findings' evidence, differences, ops, config, runtime, raw
     for table in tables:
         assert all(set(cell) <= set("-:") for cell in table[1]), table[0]
         assert {len(row) for row in table} == {len(table[0])}, table[0]
