@@ -14,6 +14,13 @@ written as JSON (schema-versioned) even when the run is cut short.
   FILE.whl          that wheel file
   none              no reference: absolute rates only
 
+The reference (and pip building its venv) runs without the target's PYTHONPATH,
+EBPYTHONPREFIXES, PYTHONHOME, EBROOTPYTORCH and the LD_LIBRARY_PATH entries inside the
+target's installation, so a loaded PyTorch module cannot leak into it
+(--reference-env, --keep-reference-env).  Both sides loading the same torch (same
+torch/__init__.py or build fingerprint) stops the audit before measuring, exit 2;
+--allow-same-torch makes it an A/A run.
+
 --explain also profiles a BERT-like layer, a ResNet-like block and a DLRM-like model
 per operator on both sides after the audit (as `eb-torchperf explain --no-remedies`):
 the findings gain the profile's evidence, the reports an "Explain" section, and
@@ -54,6 +61,15 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
 
+def only_help() -> str:
+    """`--only` help text with every benchmark name, by device (registry order)."""
+    by_device = {}
+    for name, bench in registry.load_suites().items():
+        by_device.setdefault(bench.device, []).append(name)
+    return "run only this benchmark (repeatable); %s" % "; ".join(
+        "%s: %s" % (device, ", ".join(names)) for device, names in by_device.items())
+
+
 def add_audit_arguments(parser) -> None:
     """The options of an audit run, shared with `explain` (its baseline audit)."""
     parser.add_argument("--python", default="python3", metavar="TARGET",
@@ -63,14 +79,26 @@ def add_audit_arguments(parser) -> None:
                              "(default: wheel)")
     parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick",
                         help="quick (~1 min on 2 cores) or full (several minutes)")
-    parser.add_argument("--only", action="append", metavar="BENCH",
-                        help="run only this benchmark (repeatable)")
+    parser.add_argument("--only", action="append", metavar="BENCH", help=only_help())
     parser.add_argument("--device", choices=sorted(DEVICES), default="all",
                         help="benchmarks to run: cpu, cuda or all (default; the GPU part is "
                              "skipped, in one line, where the target has no GPU)")
     parser.add_argument("--target-env", action="append", default=[], metavar="VAR=VALUE",
                         help="set VAR for the target's workers only (repeatable), e.g. "
                              "--target-env CUDA_LAUNCH_BLOCKING=1; VAR= removes it")
+    parser.add_argument("--reference-env", action="append", default=[], metavar="VAR=VALUE",
+                        help="set VAR for the reference's workers only (repeatable; VAR= "
+                             "removes it), applied after the reference is cut off from the "
+                             "target's PYTHONPATH, EBPYTHONPREFIXES, PYTHONHOME and the "
+                             "target installation's LD_LIBRARY_PATH entries")
+    parser.add_argument("--keep-reference-env", action="store_true",
+                        help="give the reference the target's Python path settings too "
+                             "(by default it runs without them; a reference venv is always "
+                             "built without them)")
+    parser.add_argument("--allow-same-torch", action="store_true",
+                        help="an A/A run: allow both sides to load the same torch (same "
+                             "torch/__init__.py or build fingerprint); otherwise such an "
+                             "audit stops before measuring (exit 2)")
     parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="a worker silent this long, also while it imports torch, is taken "
@@ -100,7 +128,9 @@ def _options(args):
         raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
     if args.pairs is not None and args.pairs < 1:
         raise ConfigError("--pairs must be at least 1, not %d" % args.pairs)
-    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
+    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout,
+               "allow_same_torch": args.allow_same_torch,
+               "keep_reference_env": args.keep_reference_env}
     if args.pairs is not None:
         changes["pairs"] = args.pairs
     try:
@@ -109,7 +139,7 @@ def _options(args):
         raise ConfigError(str(exc)) from None
 
 
-def parse_env(assignments) -> dict:
+def parse_env(assignments, option: str = "--target-env") -> dict:
     """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
 
     Raises:
@@ -119,8 +149,8 @@ def parse_env(assignments) -> dict:
     for item in assignments:
         name, sep, value = item.partition("=")
         if not sep or not ENV_NAME.fullmatch(name):
-            raise ConfigError("--target-env wants VAR=VALUE with VAR a variable name "
-                              "(letters, digits, _; not starting with a digit), not %r" % item)
+            raise ConfigError("%s wants VAR=VALUE with VAR a variable name (letters, "
+                              "digits, _; not starting with a digit), not %r" % (option, item))
         env[name] = value or None
     return env
 
@@ -159,12 +189,17 @@ def _measure(args, err):
         raise ConfigError("--only %s: not in the %s suite on %s (%s)" % (
             ", ".join(dropped), args.suite, "/".join(DEVICES[args.device]), "; ".join(where)))
     target = resolve_interpreter(args.python, "target")
+    target_env = parse_env(args.target_env)
+    reference_extra = parse_env(args.reference_env, "--reference-env")
+    options = _options(args)
     reference = resolve_reference(args.reference, target, args.pip_option,
                                   args.cache_dir and pathlib.Path(args.cache_dir),
-                                  log=lambda msg: err.print(msg, highlight=False))
+                                  log=lambda msg: err.print(msg, highlight=False),
+                                  env=reference_extra)
     try:
-        audit = AuditRun(target, reference, args.suite, _options(args), only=args.only,
-                         devices=DEVICES[args.device], target_env=parse_env(args.target_env))
+        audit = AuditRun(target, reference, args.suite, options, only=args.only,
+                         devices=DEVICES[args.device], target_env=target_env,
+                         reference_env_extra=reference_extra)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if args.quiet:

@@ -7,16 +7,15 @@ an interval (see eb_torchperf.analysis.unpaired).  Findings are diagnosed for B 
 
 import pathlib
 
-from rich.console import Console
-
 from eb_torchperf.diagnosis.diagnose import with_findings
 from eb_torchperf.records.findings import exit_status
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.present.report import parse_formats, write_reports
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
+from eb_torchperf.present.run_diff import run_differences
 from eb_torchperf.analysis.unpaired import UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs, unpaired_comparisons
-from eb_torchperf.present.terminal import ops_table
+from eb_torchperf.present.terminal import make_console, ops_table
 
 
 def add_arguments(parser) -> None:
@@ -48,17 +47,23 @@ def _usable(path):
 def run(args) -> int:
     formats = parse_formats(args.format)
     before, after = pathlib.Path(args.before), pathlib.Path(args.after)
-    combined = combine_runs(_usable(before), _usable(after))
+    run_a, run_b = _usable(before), _usable(after)
+    combined = combine_runs(run_a, run_b)
+    differences = run_differences(run_a, run_b)
     comparisons = unpaired_comparisons(combined)
     combined = with_findings(combined, comparisons)
     note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
     stem = args.stem or "compare-%s-vs-%s" % (before.stem, after.stem)
     written = write_reports(combined, args.out_dir or after.parent, formats, stem=stem,
-                            comparisons=comparisons, notes=(note,),
+                            comparisons=comparisons,
+                            notes=(note, "What differs, A → B: " + "; ".join(differences)),
                             title="Stored runs compared: %s (reference) vs %s (target)"
                                   % (before.name, after.name))
-    console = Console()
-    console.print(ops_table(comparisons, True))
+    console = make_console()
+    console.print(ops_table(comparisons, True, intervals=False))
     console.print(note, highlight=False)
+    console.print("What differs, A → B:", highlight=False)
+    for line in differences:
+        console.print("  " + line, highlight=False, soft_wrap=True)
     print_outcome(console, combined, comparisons, written)
     return exit_status(combined.findings, args.fail_on)

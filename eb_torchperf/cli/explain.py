@@ -82,7 +82,9 @@ def _baseline(args, err: Console):
         raise ConfigError("explain needs a reference (an interpreter, wheel or wheel==X.Y.Z)")
     options = _runner_options(args.suite, args, args.pairs)
     try:
-        run = AuditRun(target, reference, args.suite, options, only=args.only)
+        run = AuditRun(target, reference, args.suite, options, only=args.only,
+                       reference_env_extra=audit_cli.parse_env(args.reference_env,
+                                                               "--reference-env"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if args.quiet:
@@ -103,7 +105,9 @@ def _runner_options(suite: str, args, pairs):
         raise ConfigError("--timeout must be > 0 seconds, not %g" % args.timeout)
     if pairs is not None and pairs < 1:
         raise ConfigError("--pairs / --trial-pairs must be at least 1, not %d" % pairs)
-    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout}
+    changes = {"request_timeout_s": args.timeout, "start_timeout_s": args.timeout,
+               "allow_same_torch": args.allow_same_torch,
+               "keep_reference_env": args.keep_reference_env}
     if pairs is not None:
         changes["pairs"] = pairs
     try:

@@ -26,6 +26,7 @@ import shlex
 from rich.console import Console
 
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
+from eb_torchperf.cli.audit import only_help
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
@@ -66,10 +67,13 @@ def _audit_arguments(audit) -> None:
                        help="reference interpreter path, wheel==X.Y.Z, FILE.whl (built once "
                             "here, in a cache folder the nodes must see) or none")
     audit.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick")
-    audit.add_argument("--only", action="append", default=[], metavar="BENCH")
+    audit.add_argument("--only", action="append", default=[], metavar="BENCH", help=only_help())
     audit.add_argument("--pairs", type=int)
     audit.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                        help="a worker silent this long is taken as hung (default 300)")
+    audit.add_argument("--allow-same-torch", action="store_true",
+                       help="an A/A run: the reference may be the targets' own torch build "
+                            "(otherwise each job stops before measuring)")
     audit.add_argument("--pip-option", action="append", default=[], metavar="OPT")
     audit.add_argument("--cache-dir", help="where a wheel reference venv is built")
 
@@ -115,7 +119,9 @@ def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
             return str(venv_dir_for(requirement, pip_options, cache or default_cache_dir())
                        / "bin" / "python")
         return ensure_wheel_venv(requirement, pip_options, cache)
-    return os.path.abspath(resolve_interpreter(spec, "reference"))
+    return os.path.abspath(resolve_interpreter(
+        spec, "reference", hint="give a path to a python the nodes can run, wheel==X.Y.Z, "
+                                "FILE.whl or none"))
 
 
 def build_manifest(args) -> FleetManifest:
@@ -134,7 +140,7 @@ def build_manifest(args) -> FleetManifest:
         reference=resolve_fleet_reference(args.reference, args.pip_option, args.cache_dir,
                                           args.dry_run),
         suite=args.suite, only=tuple(args.only), pairs=args.pairs,
-        worker_timeout_s=args.timeout)
+        worker_timeout_s=args.timeout, allow_same_torch=args.allow_same_torch)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     directory = os.path.abspath(args.out or os.path.join("reports", "fleet-" + stamp))
     return FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)

@@ -13,6 +13,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from eb_torchperf.analysis.compare import Comparison, compare
 from eb_torchperf.records.findings import Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.diagnosis.packaging_advice import advise, install_kind
 
 #: Rule modules, in reading order.
 RULE_MODULES = (
@@ -47,17 +48,19 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
 
     Returns:
         Findings, most severe first (findings.sort_findings); a finding without a
-        subject gets the target interpreter's path.
+        subject gets the target interpreter's path; advice is phrased for the target's
+        packaging system first (diagnosis.packaging_advice).
     """
     if result.target is None:
         return ()
     comparisons = list(compare(result) if comparisons is None else comparisons)
+    kind = install_kind(result.target)
     found = []
     for rule in (load_rules() if rules is None else rules):
         for finding in rule(result.target, result.reference, comparisons):
             if finding.subject in ("", "target"):
                 finding = dataclasses.replace(finding, subject=result.target.python)
-            found.append(finding)
+            found.append(advise(finding, kind))
     return sort_findings(found)
 
 

@@ -10,6 +10,7 @@ report package is installed) HTML and Markdown.
 import dataclasses
 import json
 import os
+import pathlib
 import time
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
@@ -69,11 +70,13 @@ def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
     return dataclasses.replace(result, reference=reference, results=result.results + measured)
 
 
-def _resolve(policy: Policy, target_python: str, log: Callable[[str], None]):
+def _resolve(policy: Policy, target_python: str, log: Callable[[str], None],
+             reference_env=None, cache_dir=None):
     """(reference interpreter or None, baseline AuditResult or None)."""
     if policy.reference.endswith(".json"):
         return None, load_results(os.path.expanduser(policy.reference))
-    return resolve_reference(policy.reference, target_python, log=log), None
+    return resolve_reference(policy.reference, target_python, log=log, env=reference_env,
+                             cache_dir=cache_dir), None
 
 
 def attach_findings(result: AuditResult, notes: List[str]) -> AuditResult:
@@ -133,7 +136,8 @@ def _without_own_site(overrides: Optional[Mapping[str, Optional[str]]]) -> dict:
 
 def _audit(policy: Policy, target_python: str, reference: Optional[str], target_env,
            reference_env) -> AuditResult:
-    options = SUITE_OPTIONS[policy.suite]
+    options = dataclasses.replace(SUITE_OPTIONS[policy.suite],
+                                  allow_same_torch=policy.allow_same_torch)
     if policy.pairs is not None:
         options = dataclasses.replace(options, pairs=policy.pairs)
     try:
@@ -148,7 +152,8 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
               target_env: Optional[Mapping[str, Optional[str]]] = None,
               reference_env: Optional[Mapping[str, Optional[str]]] = None,
               log: Callable[[str], None] = lambda msg: None,
-              installdir: Optional[str] = None) -> CheckOutcome:
+              installdir: Optional[str] = None,
+              cache_dir: Optional[pathlib.Path] = None) -> CheckOutcome:
     """Audit `target_python` under `policy` and write the reports into every folder.
 
     Args:
@@ -159,6 +164,7 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
             eb_torchperf's own PYTHONPATH entry is removed for both sides.
         log: callable for progress lines (reference venv creation).
         installdir: when given, the audited torch must lie under it.
+        cache_dir: where reference venvs are kept (None: reference.default_cache_dir()).
 
     Raises:
         ConfigError: bad reference or benchmark names; torch not from `installdir`.
@@ -166,9 +172,10 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
     """
     started = time.monotonic()
     notes: List[str] = []
-    reference, baseline = _resolve(policy, target_python, log)
+    reference_env = _without_own_site(reference_env)
+    reference, baseline = _resolve(policy, target_python, log, reference_env, cache_dir)
     result = _audit(policy, target_python, reference, _without_own_site(target_env),
-                    _without_own_site(reference_env))
+                    reference_env)
     if baseline is not None:
         result = with_baseline(result, baseline)
     result = attach_findings(result, notes)
