@@ -7,10 +7,14 @@ machine; it is a benchmark, not a test.
 """
 
 import collections
+import dataclasses
 import sys
 
-from eb_torchperf.measure.interleave import run_audit
+from eb_torchperf.measure.interleave import SUITE_OPTIONS, run_audit
 from eb_torchperf.analysis.compare import AA_FLOOR, compare
+
+#: One interpreter on both sides: an A/A run must say so (allow_same_torch).
+AA_OPTIONS = dataclasses.replace(SUITE_OPTIONS["quick"], allow_same_torch=True)
 
 
 def main(argv):
@@ -19,7 +23,7 @@ def main(argv):
     ratios = collections.defaultdict(list)
     walls = []
     for _ in range(runs):
-        result = run_audit(python, python, "quick")
+        result = run_audit(python, python, "quick", options=AA_OPTIONS)
         walls.append(result.wall_s)
         for c in compare(result):
             ratios["%s %s" % (c.bench, c.params)].append(c.relative_ops)

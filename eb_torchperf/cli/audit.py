@@ -14,6 +14,13 @@ written as JSON (schema-versioned) even when the run is cut short.
   FILE.whl          that wheel file
   none              no reference: absolute rates only
 
+The reference (and pip building its venv) runs without the target's PYTHONPATH,
+EBPYTHONPREFIXES, PYTHONHOME, EBROOTPYTORCH and the LD_LIBRARY_PATH entries inside the
+target's installation, so a loaded PyTorch module cannot leak into it
+(--reference-env, --keep-reference-env).  Both sides loading the same torch (same
+torch/__init__.py or build fingerprint) stops the audit before measuring, exit 2;
+--allow-same-torch makes it an A/A run.
+
 --explain also profiles a BERT-like layer, a ResNet-like block and a DLRM-like model
 per operator on both sides after the audit (as `eb-torchperf explain --no-remedies`):
 the findings gain the profile's evidence, the reports an "Explain" section, and
@@ -31,6 +38,7 @@ import sys
 from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
+from eb_torchperf.probe import registry
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: F401
                                             AuditRequest, ExplainOptions, check_writable,
@@ -44,6 +52,15 @@ from eb_torchperf.present.terminal_explain import ExplainProgress, print_explain
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
 
 
+def only_help() -> str:
+    """`--only` help text with every benchmark name, by device (registry order)."""
+    by_device = {}
+    for name, bench in registry.load_suites().items():
+        by_device.setdefault(bench.device, []).append(name)
+    return "run only this benchmark (repeatable); %s" % "; ".join(
+        "%s: %s" % (device, ", ".join(names)) for device, names in by_device.items())
+
+
 def add_audit_arguments(parser) -> None:
     """The options of an audit run, shared with `explain` (its baseline audit)."""
     parser.add_argument("--python", default="python3", metavar="TARGET",
@@ -53,14 +70,26 @@ def add_audit_arguments(parser) -> None:
                              "(default: wheel)")
     parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick",
                         help="quick (~1 min on 2 cores) or full (several minutes)")
-    parser.add_argument("--only", action="append", metavar="BENCH",
-                        help="run only this benchmark (repeatable)")
+    parser.add_argument("--only", action="append", metavar="BENCH", help=only_help())
     parser.add_argument("--device", choices=sorted(DEVICES), default="all",
                         help="benchmarks to run: cpu, cuda or all (default; the GPU part is "
                              "skipped, in one line, where the target has no GPU)")
     parser.add_argument("--target-env", action="append", default=[], metavar="VAR=VALUE",
                         help="set VAR for the target's workers only (repeatable), e.g. "
                              "--target-env CUDA_LAUNCH_BLOCKING=1; VAR= removes it")
+    parser.add_argument("--reference-env", action="append", default=[], metavar="VAR=VALUE",
+                        help="set VAR for the reference's workers only (repeatable; VAR= "
+                             "removes it), applied after the reference is cut off from the "
+                             "target's PYTHONPATH, EBPYTHONPREFIXES, PYTHONHOME and the "
+                             "target installation's LD_LIBRARY_PATH entries")
+    parser.add_argument("--keep-reference-env", action="store_true",
+                        help="give the reference the target's Python path settings too "
+                             "(by default it runs without them; a reference venv is always "
+                             "built without them)")
+    parser.add_argument("--allow-same-torch", action="store_true",
+                        help="an A/A run: allow both sides to load the same torch (same "
+                             "torch/__init__.py or build fingerprint); otherwise such an "
+                             "audit stops before measuring (exit 2)")
     parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="a worker silent this long, also while it imports torch, is taken "
@@ -106,7 +135,10 @@ def request_of(args, formats=(), **changes) -> AuditRequest:
         out=args.out or ("" if "out" in changes else default_out_path()),
         formats=tuple(formats), fail_on=args.fail_on,
         explain=ExplainOptions() if getattr(args, "explain", False) else None,
-        cache_dir=args.cache_dir, pip_options=tuple(args.pip_option), stop_on_sigterm=True)
+        cache_dir=args.cache_dir, pip_options=tuple(args.pip_option), stop_on_sigterm=True,
+        reference_env_extra=tuple(getattr(args, "reference_env", None) or ()),
+        keep_reference_env=getattr(args, "keep_reference_env", False),
+        allow_same_torch=getattr(args, "allow_same_torch", False))
     fields.update(changes)
     return AuditRequest(**fields)
 

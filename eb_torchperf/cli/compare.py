@@ -5,12 +5,10 @@ runs were not measured interleaved, so relative OPS is a ratio of medians withou
 an interval (see eb_torchperf.analysis.unpaired).  Findings are diagnosed for B against A.
 """
 
-from rich.console import Console
-
 from eb_torchperf.workflows import stored
 from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
-from eb_torchperf.present.terminal import ops_table
+from eb_torchperf.present.terminal import make_console, ops_table
 
 
 def add_arguments(parser) -> None:
@@ -24,10 +22,14 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    outcome, note = stored.compare_stored(args.before, args.after, args.out_dir,
-                                          parse_formats(args.format), args.fail_on, args.stem)
-    console = Console()
-    console.print(ops_table(outcome.comparisons, True))
+    outcome, note, differences = stored.compare_stored(
+        args.before, args.after, args.out_dir, parse_formats(args.format), args.fail_on,
+        args.stem)
+    console = make_console()
+    console.print(ops_table(outcome.comparisons, True, intervals=False))
     console.print(note, highlight=False, markup=False)
+    console.print("What differs, A → B:", highlight=False)
+    for line in differences:
+        console.print("  " + line, highlight=False, soft_wrap=True, markup=False)
     print_outcome(console, outcome.result, outcome.comparisons, outcome.written)
     return outcome.status

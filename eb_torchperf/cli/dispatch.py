@@ -38,6 +38,8 @@ COMMANDS = {
               "audit on every node type of a Slurm cluster and report them side by side"),
     "gpu": ("eb_torchperf.cli.gpu",
             "show the GPU tables and GPU findings of an audit results file"),
+    "sources": ("eb_torchperf.cli.sources",
+                "collect exactly the source files an easyconfig names into a --sourcepath folder"),
 }
 
 DESCRIPTION = """\

@@ -27,6 +27,7 @@ import shlex
 from rich.console import Console
 
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
+from eb_torchperf.cli.audit import only_help
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
@@ -34,7 +35,7 @@ from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, ba
                                      check_script_values, default_launcher, job_paths,
                                      load_manifest, plan_jobs, utc_now)
 from eb_torchperf.records import safe_write
-from eb_torchperf.measure.reference import is_wheel_spec, resolve_reference
+from eb_torchperf.measure.reference import is_wheel_spec, resolve_interpreter, resolve_reference
 from eb_torchperf.records.findings import exit_status
 
 DEFAULT_DEADLINE_S = 3600.0
@@ -70,10 +71,13 @@ def _audit_arguments(audit) -> None:
                        help="reference interpreter path, wheel==X.Y.Z, FILE.whl (built once "
                             "here, in a cache folder the nodes must see) or none")
     audit.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick")
-    audit.add_argument("--only", action="append", default=[], metavar="BENCH")
+    audit.add_argument("--only", action="append", default=[], metavar="BENCH", help=only_help())
     audit.add_argument("--pairs", type=int)
     audit.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                        help="a worker silent this long is taken as hung (default 300)")
+    audit.add_argument("--allow-same-torch", action="store_true",
+                       help="an A/A run: the reference may be the targets' own torch build "
+                            "(otherwise each job stops before measuring)")
     audit.add_argument("--pip-option", action="append", default=[], metavar="OPT")
     audit.add_argument("--cache-dir", help="where a wheel reference venv is built")
 
@@ -115,10 +119,12 @@ def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
         raise ConfigError("--reference wheel needs the target's torch version, which only "
                           "the nodes can tell: give --reference wheel==X.Y.Z")
     # the one resolver (measure.reference); no target here, so a wheel needs its version
-    reference = resolve_reference(spec, None, pip_options,
-                                  pathlib.Path(cache_dir) if cache_dir else None,
-                                  build=not dry_run)
-    return reference if is_wheel_spec(spec) else os.path.abspath(reference)
+    if not is_wheel_spec(spec):
+        return os.path.abspath(resolve_interpreter(
+            spec, "reference", hint="give a path to a python the nodes can run, "
+                                    "wheel==X.Y.Z, FILE.whl or none"))
+    return resolve_reference(spec, None, pip_options,
+                             pathlib.Path(cache_dir) if cache_dir else None, build=not dry_run)
 
 
 def build_manifest(args) -> FleetManifest:
@@ -137,7 +143,7 @@ def build_manifest(args) -> FleetManifest:
         reference=resolve_fleet_reference(args.reference, args.pip_option, args.cache_dir,
                                           args.dry_run),
         suite=args.suite, only=tuple(args.only), pairs=args.pairs,
-        worker_timeout_s=args.timeout)
+        worker_timeout_s=args.timeout, allow_same_torch=args.allow_same_torch)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     directory = os.path.abspath(args.out or os.path.join("reports", "fleet-" + stamp))
     manifest = FleetManifest(directory, sbatch, audit, tuple(jobs), utc_now(), args.deadline)

@@ -23,6 +23,7 @@ import dataclasses
 import os
 import sys
 
+from eb_torchperf.cli.audit import only_help
 from eb_torchperf.records.findings import sort_findings
 from eb_torchperf.workflows.sitecheck import run_check
 from eb_torchperf.diagnosis.sitepolicy import (FAIL_LEVELS, MODES, default_target_python, env_diff, finding_line,
@@ -35,14 +36,13 @@ DEFAULT_OUT_DIR = os.path.join("reports", "sanity-check")
 
 
 def add_arguments(parser) -> None:
-    parser.epilog = variables_help()
+    parser.epilog = variables_help({"EB_TORCHPERF_MODE": "fail here (the hook: warn)"})
     parser.add_argument("--python", metavar="TARGET",
                         help="interpreter to audit (default: $EBROOTPYTHON/bin/python, else python3)")
     parser.add_argument("--reference", metavar="REF",
                         help="interpreter, wheel, wheel==X.Y.Z, FILE.whl, results JSON or none")
     parser.add_argument("--suite", choices=SUITES)
-    parser.add_argument("--only", action="append", metavar="BENCH",
-                        help="run only this benchmark (repeatable)")
+    parser.add_argument("--only", action="append", metavar="BENCH", help=only_help())
     parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
     parser.add_argument("--mode", choices=MODES,
                         help="fail: exit 1 on a failing verdict (default unless "
@@ -56,6 +56,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out-dir", help="report folder (default: INSTALLDIR/%s, else %s)"
                                           % (INSTALL_REPORT_SUBDIR, DEFAULT_OUT_DIR))
     parser.add_argument("--report-dir", help="extra site report folder")
+    parser.add_argument("--allow-same-torch", action="store_true", default=None,
+                        help="an A/A check: the reference may load the same torch build "
+                             "(EB_TORCHPERF_ALLOW_SAME_TORCH=1)")
 
 
 def _policy(args):
@@ -63,7 +66,8 @@ def _policy(args):
     environ.setdefault("EB_TORCHPERF_MODE", "fail")
     policy = policy_from_env(environ)
     changes = {key: getattr(args, key) for key in ("reference", "suite", "pairs", "mode",
-                                                   "fail_level", "report_dir", "python")
+                                                   "fail_level", "report_dir", "python",
+                                                   "allow_same_torch")
                if getattr(args, key) is not None}
     if args.only:
         changes["only"] = tuple(args.only)

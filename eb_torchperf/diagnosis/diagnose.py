@@ -16,6 +16,7 @@ from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.diagnosis.differences import differences
 from eb_torchperf.diagnosis.rules.scope import scope_names
 from eb_torchperf.diagnosis.rules.unexplained import unexplained_slowdown
+from eb_torchperf.diagnosis.packaging_advice import advise, install_kind
 
 #: Rule modules, in reading order.
 RULE_MODULES = (
@@ -58,10 +59,13 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
         families its rule declares (rules.scope).  After all rules, slow rows no
         warning/error finding explains give one `unexplained-slowdown` warning
         (rules.unexplained) with the differences of the two sides as candidates.
+        Advice is phrased for the target's packaging system first
+        (diagnosis.packaging_advice).
     """
     if result.target is None:
         return ()
     comparisons = list(compare(result) if comparisons is None else comparisons)
+    kind = install_kind(result.target)
     found = []
     for rule in (load_rules() if rules is None else rules):
         for finding in rule(result.target, result.reference, comparisons):
@@ -69,7 +73,7 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
                 finding = dataclasses.replace(finding, subject=result.target.python)
             if not finding.affects and getattr(rule, "affects", None):
                 finding = dataclasses.replace(finding, affects=scope_names(rule.affects))
-            found.append(finding)
+            found.append(advise(finding, kind))
     if rules is None or unexplained_step:
         for finding in unexplained_slowdown(result, comparisons, found,
                                             differences(result.target, result.reference)):

@@ -43,6 +43,8 @@ POLICY_VARIABLES = {
     "EB_TORCHPERF_REPORT_DIR": ("", "site folder that also receives every report"),
     "EB_TORCHPERF_PYTHON": ("", "interpreter to audit (default: the installation's python)"),
     "EB_TORCHPERF_CACHE": ("~/.cache/eb_torchperf", "where `wheel` reference venvs are kept"),
+    "EB_TORCHPERF_ALLOW_SAME_TORCH": ("", "1: an A/A check: the reference may be the same torch "
+                                          "build (otherwise the audit stops before measuring)"),
     # read by the easyconfig check (eb_torchperf.lint.options), listed here for one table
     "EB_TORCHPERF_HETEROGENEOUS": ("", "1: the site builds once for several CPU types "
                                        "(easyconfig check)"),
@@ -67,6 +69,7 @@ class Policy:
         fail_level: "warning" or "error".
         report_dir: extra folder for reports, None: none.
         python: interpreter to audit, None: the installation's own.
+        allow_same_torch: the reference may load the same torch build (an A/A check).
     """
 
     mode: str = "warn"
@@ -79,6 +82,7 @@ class Policy:
     fail_level: str = "error"
     report_dir: Optional[str] = None
     python: Optional[str] = None
+    allow_same_torch: bool = False
 
     def __post_init__(self):
         for name, value, allowed in (("mode", self.mode, MODES), ("lint", self.lint, MODES),
@@ -142,7 +146,22 @@ def policy_from_env(environ: Mapping[str, str] = os.environ) -> Policy:
                                        environ.get("EB_TORCHPERF_MIN_RELATIVE_OPS", "")),
         fail_level=_choice(environ, "EB_TORCHPERF_FAIL_LEVEL", FAIL_LEVELS, "error"),
         report_dir=environ.get("EB_TORCHPERF_REPORT_DIR", "").strip() or None,
-        python=environ.get("EB_TORCHPERF_PYTHON", "").strip() or None)
+        python=environ.get("EB_TORCHPERF_PYTHON", "").strip() or None,
+        allow_same_torch=_flag(environ, "EB_TORCHPERF_ALLOW_SAME_TORCH"))
+
+
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    """A yes/no variable: 1/yes/true or 0/no/false/empty.
+
+    Raises:
+        ConfigError: any other value.
+    """
+    text = environ.get(name, "").strip().lower()
+    if text in ("", "0", "no", "false"):
+        return False
+    if text in ("1", "yes", "true"):
+        return True
+    raise ConfigError("%s=%s: give 1 or 0" % (name, environ[name]))
 
 
 def default_target_python(policy: Policy, first: Sequence[Optional[str]] = (),
@@ -165,11 +184,17 @@ def default_target_python(policy: Policy, first: Sequence[Optional[str]] = (),
     raise ConfigError("no python found to audit: set EB_TORCHPERF_PYTHON or --python")
 
 
-def variables_help() -> str:
-    """The POLICY_VARIABLES table as plain text, for `--help` epilogs."""
+def variables_help(defaults: Optional[Mapping[str, str]] = None) -> str:
+    """The POLICY_VARIABLES table as plain text, for `--help` epilogs.
+
+    Args:
+        defaults: name -> default shown instead of the table's (`sanity-check` defaults
+            to fail mode, the hook to warn).
+    """
     width = max(len(name) for name in POLICY_VARIABLES)
     lines = ["environment (EasyBuild hook and sanity-check; options override them):"]
     for name, (default, meaning) in POLICY_VARIABLES.items():
+        default = (defaults or {}).get(name, default)
         lines.append("  %-*s  %s%s" % (width, name, meaning,
                                        " [default: %s]" % default if default else ""))
     return "\n".join(lines)

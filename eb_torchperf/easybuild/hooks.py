@@ -28,6 +28,7 @@ from easybuild.tools.environment import ORIG_OS_ENVIRON
 
 from eb_torchperf.errors import ConfigError, TorchPerfError
 from eb_torchperf.records.findings import at_or_above, sort_findings
+from eb_torchperf.measure.reference import default_cache_dir
 from eb_torchperf.workflows.sitecheck import run_check
 from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
                          without_root)
@@ -172,7 +173,8 @@ def _audit(self, policy):
         outcome = run_check(target, policy, _out_dirs(self, policy),
                             reference_env=_reference_env(self),
                             log=lambda msg: print_msg("eb_torchperf: %s", msg, log=self.log),
-                            installdir=self.installdir)
+                            installdir=self.installdir,
+                            cache_dir=default_cache_dir(ORIG_OS_ENVIRON))
     finally:
         self.clean_up_fake_module(fake_mod_data)
     _report(self, outcome, policy)

@@ -79,6 +79,8 @@ class AuditSpec:
         only: benchmark names to restrict to (empty: the whole suite).
         pairs: worker pairs, None for the suite's default.
         worker_timeout_s: the audit's --timeout (a silent worker counts as hung).
+        allow_same_torch: pass --allow-same-torch (an A/A fleet run: the reference may
+            be the targets' own torch build).
     """
 
     launcher: Tuple[str, ...]
@@ -87,6 +89,7 @@ class AuditSpec:
     only: Tuple[str, ...] = ()
     pairs: Optional[int] = None
     worker_timeout_s: float = 300.0
+    allow_same_torch: bool = False
 
     def argv(self, python: str, out_path: str) -> List[str]:
         """The audit command line for one target interpreter."""
@@ -97,6 +100,8 @@ class AuditSpec:
             argv += ["--only", name]
         if self.pairs is not None:
             argv += ["--pairs", str(self.pairs)]
+        if self.allow_same_torch:
+            argv.append("--allow-same-torch")
         return argv
 
 

@@ -17,8 +17,10 @@ import socket
 import time
 from typing import Callable, List, Optional
 
-from eb_torchperf.errors import ProbeError
+
 from eb_torchperf.measure import interrupts
+from eb_torchperf.errors import ConfigError, ProbeError
+from eb_torchperf.measure.isolation import SAME_TORCH_HINT, reference_overrides, same_torch_problem
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
@@ -43,6 +45,10 @@ class RunnerOptions:
         min_sample_s: calibration target for one sample.
         request_timeout_s: a worker silent this long is taken as hung and killed.
         start_timeout_s: deadline for `import torch` in a worker.
+        allow_same_torch: an A/A run: both sides may load one torch installation
+            (otherwise the audit stops with ConfigError before measuring).
+        keep_reference_env: the reference keeps the target's Python path settings
+            (PYTHONPATH, EBPYTHONPREFIXES, ...; see isolation.isolating_overrides).
     """
 
     pairs: int = 2
@@ -55,6 +61,8 @@ class RunnerOptions:
     min_sample_s: float = 0.002
     request_timeout_s: float = 300.0
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
+    allow_same_torch: bool = False
+    keep_reference_env: bool = False
 
     def __post_init__(self):
         if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
@@ -107,7 +115,11 @@ class AuditRun:
         only: restrict to these benchmark names.
         devices: benchmark devices to include ("cpu", "cuda").
         progress: callable(event: str, **info) for progress display.
-        target_env, reference_env: environment overrides per side (remedy trials).
+        target_env, reference_env: environment overrides per side (remedy trials; for
+            the reference, applied before its isolation from the target's Python
+            path settings unless options.keep_reference_env).
+        reference_env_extra: overrides of the reference applied after the isolation
+            (`--reference-env VAR=VALUE`).
         worker_factory: callable(python, bundle_dir, label, env, start_timeout_s) -> a
             Worker-like object (tests inject fakes).
     """
@@ -115,13 +127,14 @@ class AuditRun:
     def __init__(self, target: str, reference: Optional[str] = None, suite: str = "quick",
                  options: Optional[RunnerOptions] = None, only=None, devices=("cpu",),
                  progress: Optional[Callable] = None, target_env=None, reference_env=None,
-                 worker_factory: Callable = Worker):
+                 worker_factory: Callable = Worker, reference_env_extra=None):
         self.plan = registry.plan(suite, devices, only)
         self.suite = suite
         self.options = options or SUITE_OPTIONS[suite]
         self.sides = [_Side("target", target, target_env)]
         if reference:
-            self.sides.append(_Side("reference", reference, reference_env))
+            self.sides.append(_Side("reference", reference, reference_overrides(
+                reference_env, reference_env_extra, keep=self.options.keep_reference_env)))
         self.progress = progress or (lambda event, **info: None)
         self.worker_factory = worker_factory
         self.results: List[BenchResult] = []
@@ -134,6 +147,11 @@ class AuditRun:
         A worker that dies or hangs, or an interrupt (Ctrl-C; the CLI turns SIGTERM into
         one), ends the audit early (complete=False) with the error recorded; what was
         measured before is kept in the result.
+
+        Raises:
+            ConfigError: both sides load the same torch (see isolation.same_torch_problem)
+                and options.allow_same_torch is off; raised once the first pair has
+                reported its facts, before any benchmark.
         """
         started = time.monotonic()
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -210,6 +228,11 @@ class AuditRun:
 
     def _run_pair(self, bundle_dir: str, pair: int) -> None:
         self._start_workers(bundle_dir, pair)
+        if pair == 0 and not self.options.allow_same_torch:
+            problem = same_torch_problem(self.sides[0].probe,
+                                         self.sides[1].probe if len(self.sides) > 1 else None)
+            if problem:
+                raise ConfigError("%s: %s" % (problem, SAME_TORCH_HINT))
         for index, (name, params) in enumerate(self.plan):
             self.progress("bench", name=name, params=params, pair=pair, index=index,
                           total=len(self.plan), pairs=self.options.pairs)

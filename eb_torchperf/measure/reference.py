@@ -6,28 +6,38 @@ a version; a path ending in `.whl` installs that file.  Venvs are created once u
 the cache folder and reused; nothing is installed into the target.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
 from eb_torchperf.errors import ConfigError
+from eb_torchperf.measure.isolation import isolated_environ
 
 #: Written into a venv once pip succeeded; a venv without it is rebuilt.
 READY_MARKER = ".eb_torchperf-ready"
 PIP_TIMEOUT_S = 3600
 
 
-def default_cache_dir() -> pathlib.Path:
-    """$EB_TORCHPERF_CACHE, else $XDG_CACHE_HOME/eb_torchperf, else ~/.cache/eb_torchperf."""
-    if os.environ.get("EB_TORCHPERF_CACHE"):
-        return pathlib.Path(os.environ["EB_TORCHPERF_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def default_cache_dir(environ: Mapping[str, str] = os.environ) -> pathlib.Path:
+    """$EB_TORCHPERF_CACHE, else $XDG_CACHE_HOME/eb_torchperf, else ~/.cache/eb_torchperf.
+
+    Args:
+        environ: where to read the variables (the EasyBuild hook passes the environment
+            `eb` started in: EasyBuild's Python easyblocks point XDG_CACHE_HOME into its
+            temporary folder, which is removed after the installation).
+    """
+    if environ.get("EB_TORCHPERF_CACHE"):
+        return pathlib.Path(environ["EB_TORCHPERF_CACHE"])
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     return pathlib.Path(base) / "eb_torchperf"
 
 
@@ -61,46 +71,155 @@ def venv_dir_for(requirement: str, pip_options: Sequence[str], cache_dir: pathli
     return cache_dir / "reference" / ("%s-%s" % (name.replace("==", "-"), digest))
 
 
+def expected_version(requirement: str) -> Optional[str]:
+    """The torch version a requirement installs: `torch==X` -> X, a wheel file's name
+    (`torch-2.13.0+cpu-cp311-...whl`) -> 2.13.0+cpu; None when it cannot tell."""
+    if requirement.endswith(".whl"):
+        parts = pathlib.Path(requirement).name.split("-")
+        return parts[1] if len(parts) > 2 else None
+    return requirement.partition("==")[2] or None
+
+
+#: Run inside a venv's python: torch's version and file, on one line each.
+_IMPORT_CHECK = "import torch, sys; sys.stdout.write(torch.__version__ + '\\n' + torch.__file__)"
+
+
+def venv_problem(venv: pathlib.Path, expected: Optional[str],
+                 env: Optional[Mapping[str, str]] = None, timeout_s: float = 300) -> Optional[str]:
+    """Why the venv cannot serve as the reference, or None when `import torch` in it
+    (isolated environment) gives `expected` (same base version) from inside the venv."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return "%s is missing" % python
+    try:
+        proc = subprocess.run([str(python), "-s", "-c", _IMPORT_CHECK], capture_output=True,
+                              text=True, timeout=timeout_s,
+                              env=env if env is not None else isolated_environ())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "%s does not run: %s" % (python, exc)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        return "import torch fails: %s" % last
+    version, _, torch_file = proc.stdout.strip().partition("\n")
+    root = os.path.realpath(venv) + os.sep
+    if not os.path.realpath(torch_file).startswith(root):
+        return "import torch gives %s from %s, outside the venv" % (version, torch_file)
+    if expected and _base(version) != _base(expected):
+        return "import torch gives %s, not %s" % (version, expected)
+    return None
+
+
+def _base(version: str) -> str:
+    try:
+        return Version(version).base_version
+    except InvalidVersion:
+        return version
+
+
+@contextlib.contextmanager
+def _cache_lock(venv: pathlib.Path, log: Callable[[str], None]) -> Iterator[None]:
+    """Hold an exclusive flock on `<venv>.lock` (two audits building one venv wait for
+    each other instead of deleting each other's half-made venv)."""
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(venv) + ".lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("waiting for another eb-torchperf that builds %s" % venv)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
                       python: str = sys.executable,
-                      log: Callable[[str], None] = lambda msg: None) -> str:
+                      log: Callable[[str], None] = lambda msg: None,
+                      env: Optional[Mapping[str, Optional[str]]] = None) -> str:
     """Create (once) a venv with `requirement` installed and return its python.
 
+    venv and pip run without the target's Python path settings (isolation.
+    isolated_environ): with a PyTorch module loaded, pip would otherwise find its torch
+    "already satisfied" and install none.  A cached venv is used only when `import
+    torch` in it gives the expected version from inside it; a broken one is rebuilt.
+
+    Args:
+        env: overrides for the reference's environment (the hook's "environment eb
+            started in"), applied before the isolation.
+
     Raises:
-        ConfigError: venv creation or pip failed (message has pip's last line).
+        ConfigError: venv creation or pip failed (message has pip's last line), or the
+            new venv's torch is not the requested one.
     """
     venv = venv_dir_for(requirement, pip_options, cache_dir or default_cache_dir(), python)
     venv_python = venv / "bin" / "python"
-    if (venv / READY_MARKER).exists() and venv_python.exists():
-        return str(venv_python)
-    shutil.rmtree(venv, ignore_errors=True)
-    log("creating reference venv %s with %s (once; cached)" % (venv, requirement))
-    try:
-        _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv)
-        _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-              requirement, *pip_options], "pip install %s" % requirement)
-    except ConfigError:
-        shutil.rmtree(venv, ignore_errors=True)  # no half-made venv left in the cache
-        raise
-    (venv / READY_MARKER).write_text(requirement + "\n")
+    clean = isolated_environ(os.environ, env)
+    expected = expected_version(requirement)
+    with _cache_lock(venv, log):
+        if (venv / READY_MARKER).exists():
+            problem = venv_problem(venv, expected, clean)
+            if problem is None:
+                return str(venv_python)
+            log("cached reference venv %s is broken (%s): rebuilding it" % (venv, problem))
+        shutil.rmtree(venv, ignore_errors=True)
+        log("creating reference venv %s with %s (once; cached)" % (venv, requirement))
+        try:
+            _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv, clean)
+            _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check",
+                  "--progress-bar", "off", requirement, *pip_options],
+                 "pip install %s" % requirement, clean, log)
+            problem = venv_problem(venv, expected, clean)
+            if problem:
+                raise ConfigError("reference venv %s: %s after pip install %s (check "
+                                  "--pip-option / the index; the venv was removed)"
+                                  % (venv, problem, requirement))
+        except ConfigError:
+            shutil.rmtree(venv, ignore_errors=True)  # no half-made venv left in the cache
+            raise
+        (venv / READY_MARKER).write_text(requirement + "\n")
     return str(venv_python)
 
 
 #: pip output lines that carry the cause of a failed install (pip prints the cause
 #: of a resolution failure above its final "ERROR: ResolutionImpossible" line).
 _PIP_CAUSE = ("ERROR", "requested", "conflict", "No matching distribution")
+#: pip output lines passed through as progress (one per package and step).
+_PIP_PROGRESS = ("Collecting", "Downloading", "Processing", "Installing", "Successfully",
+                 "Requirement already satisfied", "Looking in", "Using cached")
 
 
-def _run(argv: Sequence[str], what: str) -> None:
+def _run(argv: Sequence[str], what: str, env: Optional[Mapping[str, str]] = None,
+         log: Optional[Callable[[str], None]] = None) -> None:
+    """Run a set-up command; with `log`, its progress lines go to `log` as they come
+    ("pip: Collecting torch==2.13.0", ...).
+
+    Raises:
+        ConfigError: it failed or did not start (message has the telling lines).
+    """
+    lines = []
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=None if env is None else dict(env))
+    except OSError as exc:
         raise ConfigError("%s failed: %s" % (what, exc)) from None
-    if proc.returncode != 0:
-        lines = [l.strip() for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
+    try:
+        for raw in proc.stdout:
+            line = raw.strip()
+            if line:
+                lines.append(line)
+                if log is not None and line.startswith(_PIP_PROGRESS):
+                    log("pip: " + line)
+        code = proc.wait(timeout=PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise ConfigError("%s failed: no end after %d s" % (what, PIP_TIMEOUT_S)) from None
+    finally:
+        proc.stdout.close()
+    if code != 0:
         causes = [l for l in lines if any(word in l for word in _PIP_CAUSE)] or lines[-1:]
-        raise ConfigError("%s failed (exit %d): %s" % (what, proc.returncode,
+        raise ConfigError("%s failed (exit %d): %s" % (what, code,
                                                        " | ".join(causes[:4]) or "no output"))
 
 
@@ -152,7 +271,8 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
                       pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
                       log: Callable[[str], None] = lambda msg: None,
-                      build: bool = True, timeout_s: float = 180) -> Optional[str]:
+                      build: bool = True, timeout_s: float = 180,
+                      env: Optional[Mapping[str, Optional[str]]] = None) -> Optional[str]:
     """Turn a `--reference` value into an interpreter path (None: no reference).
 
     The one reference resolver: `audit`, `explain`, `sanity-check`, the EasyBuild hook
@@ -167,6 +287,7 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
         timeout_s: bounds asking the target for its torch version (`wheel`): the
             audit's --timeout, so a hanging `import torch` is not waited for longer
             than the workers.
+        env: overrides for the reference environment, used while building a venv.
 
     Raises:
         ConfigError: unknown path, bad wheel spec, venv/pip failure.
@@ -180,18 +301,23 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
         if not build:
             return str(venv_dir_for(requirement, pip_options, cache_dir or default_cache_dir())
                        / "bin" / "python")
-        return ensure_wheel_venv(requirement, pip_options, cache_dir, log=log)
+        return ensure_wheel_venv(requirement, pip_options, cache_dir, log=log, env=env)
     return resolve_interpreter(spec, "reference")
 
 
-def resolve_interpreter(spec: str, label: str) -> str:
+def resolve_interpreter(spec: str, label: str, hint: Optional[str] = None) -> str:
     """Path of an interpreter given as a path or a command on PATH.
+
+    Args:
+        hint: what to do instead, for the message (default: a python path, or 'wheel'
+            for a reference).
 
     Raises:
         ConfigError: not found or not executable.
     """
     path = shutil.which(spec) if os.sep not in spec else spec
     if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise ConfigError("%s interpreter %r not found or not executable (give a path to a "
-                          "python, e.g. /usr/bin/python3, or 'wheel' for a reference)" % (label, spec))
+        raise ConfigError("%s interpreter %r not found or not executable (%s)" % (
+            label, spec, hint or "give a path to a python, e.g. /usr/bin/python3, or 'wheel' "
+                                 "for a reference"))
     return path

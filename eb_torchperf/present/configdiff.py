@@ -81,6 +81,9 @@ ROWS: List[tuple] = [
     ("inter-op threads", lambda p: str(p.fact("torch", "interop_threads", MISSING))),
     ("loaded BLAS/OpenMP/oneDNN", lambda p: ", ".join(loaded_blas(p)) or MISSING),
     ("python", lambda p: p.fact("python", "executable") or p.python),
+    ("torch file", lambda p: p.fact("torch", "file") or MISSING),
+    ("installed by", lambda p: p.fact("install", "kind") or MISSING),
+    ("build fingerprint", lambda p: p.fact("torch", "fingerprint") or MISSING),
 ]
 
 

@@ -24,14 +24,18 @@ def make_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
 
 
-def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
-    """Benchmark rows: target rate, reference rate, relative OPS and its 95 % interval."""
+def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
+              intervals: bool = True) -> Table:
+    """Benchmark rows: target rate, reference rate, relative OPS and its 95 % interval
+    (`intervals` False drops that column: unpaired runs have none).  Names and params
+    are never cut: they wrap instead."""
     table = Table(title="Relative OPS (reference = 100 %)" if with_reference
                   else "Absolute rates (no reference)")
-    for name in ("benchmark", "params", "target"):
-        table.add_column(name)
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("params", overflow="fold")
+    table.add_column("target")
     if with_reference:
-        for name in ("reference", "relative OPS", "95 % CI", "note"):
+        for name in ("reference", "relative OPS") + (("95 % CI",) if intervals else ()) + ("note",):
             table.add_column(name, justify="right" if name != "note" else "left")
     for c in comparisons:
         row = [c.bench, format_params(c.params), format_rate(c.target)]
@@ -40,11 +44,13 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool) -> Table:
                   if c.ci_low is not None else "")
             note = ", ".join(n for n, on in (("significant", c.significant),
                                             ("noisy", c.noisy)) if on)
-            row += [format_rate(c.reference), format_ratio(c.relative_ops), ci, note]
+            row += [format_rate(c.reference), format_ratio(c.relative_ops)] + \
+                ([ci] if intervals else []) + [note]
         table.add_row(*map(escape.rich_text, row))
     geo = geomean_relative_ops(comparisons)
     if with_reference and geo is not None:
-        table.add_row("geometric mean", "", "", "", format_ratio(geo), "", "", style="bold")
+        table.add_row("geometric mean", "", "", "", format_ratio(geo), *([""] * (len(
+            table.columns) - 5)), style="bold")
     return table
 
 

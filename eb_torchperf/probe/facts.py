@@ -6,6 +6,7 @@ values.  A missing API or unreadable file gives None / "unknown" for that field
 in `errors` by `collect_all` and the others still run.
 """
 
+import hashlib
 import os
 import platform
 import re
@@ -14,6 +15,7 @@ import sys
 from . import facts_more
 from .envprefixes import read_by_torch
 from .gpu_facts import collect_gpu
+from .install_kind import collect_install
 
 #: Mapped shared objects whose names say they provide BLAS, LAPACK, OpenMP or oneDNN.
 LIBRARY_PATTERN = re.compile(
@@ -28,13 +30,17 @@ def collect_torch(torch):
     capability = None
     if hasattr(backends, "cpu") and hasattr(backends.cpu, "get_cpu_capability"):
         capability = backends.cpu.get_cpu_capability()
+    show = torch.__config__.show()
+    git_version = getattr(torch.version, "git_version", None)
     return {
         "version": torch.__version__,
         "file": torch.__file__,
-        "git_version": getattr(torch.version, "git_version", None),
+        "file_realpath": os.path.realpath(torch.__file__) if torch.__file__ else None,
+        "git_version": git_version,
+        "fingerprint": build_fingerprint(torch.__version__, git_version, show),
         "debug": bool(getattr(torch.version, "debug", False)),
         "cuda": getattr(torch.version, "cuda", None),
-        "config_show": torch.__config__.show(),
+        "config_show": show,
         "parallel_info": torch.__config__.parallel_info(),
         "cpu_capability": capability,
         "mkl_available": bool(backends.mkl.is_available()),
@@ -45,6 +51,14 @@ def collect_torch(torch):
         "interop_threads": torch.get_num_interop_threads(),
         "flush_denormal_supported": _flush_denormal_supported(torch),
     }
+
+
+def build_fingerprint(version, git_version, config_show):
+    """16 hex digits of SHA-256 over version, git version and `torch.__config__.show()`:
+    equal for copies of one build (the same wheel in two venvs), different for builds
+    from other sources, compilers or flags."""
+    text = "\n".join(str(part) for part in (version, git_version, config_show))
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def _flush_denormal_supported(torch):
@@ -194,6 +208,7 @@ COLLECTORS = (
     ("python", lambda torch: collect_python()),
     ("env", collect_env),
     ("torch", collect_torch),
+    ("install", collect_install),
     ("threadpools", collect_threadpools),
     ("mapped_libraries", collect_mapped_libraries),
     ("cpu", collect_cpu),

@@ -127,11 +127,12 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
     reference = None if baseline is not None else resolve_reference(
         request.reference_spec, target, request.pip_options,
         request.cache_dir and pathlib.Path(request.cache_dir), log=display.log,
-        timeout_s=plan.options.start_timeout_s)
+        timeout_s=plan.options.start_timeout_s, env=plan.reference_extra)
     try:
         audit = AuditRun(target, reference, request.suite, plan.options,
                          only=list(request.only) or None, devices=tuple(request.devices),
-                         target_env=dict(plan.target_env), reference_env=request.reference_env)
+                         target_env=dict(plan.target_env), reference_env=request.reference_env,
+                         reference_env_extra=dict(plan.reference_extra))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if display.audit_progress:

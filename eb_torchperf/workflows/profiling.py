@@ -16,6 +16,7 @@ from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.trials import TrialResult, summarize_trial
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
+from eb_torchperf.measure.isolation import reference_overrides
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
@@ -84,7 +85,9 @@ def run_profiles(target: str, reference: str, workloads: Sequence[str] = tuple(W
     diffs: List[ProfileDiff] = []
     errors: List[dict] = []
     with ProbeBundle() as bundle:
-        workers = {label: Worker(python, bundle.path, label, None, options.start_timeout_s)
+        # the reference without the target's Python path settings, as in the audit
+        envs = {"target": None, "reference": reference_overrides()}
+        workers = {label: Worker(python, bundle.path, label, envs[label], options.start_timeout_s)
                    for label, python in (("target", target), ("reference", reference))}
         try:
             for worker in workers.values():

@@ -83,6 +83,10 @@ class AuditRequest:
         cache_dir, pip_options: where and how a wheel reference venv is built.
         stop_on_sigterm: SIGTERM stops the measurement like Ctrl-C and what was
             measured is kept (main thread only: the CLI under Slurm).
+        reference_env_extra: overrides of the reference applied after its isolation
+            from the target's Python path settings (--reference-env VAR=VALUE).
+        keep_reference_env: the reference keeps the target's Python path settings.
+        allow_same_torch: an A/A run on purpose: both sides may load one torch.
     """
 
     target: Optional[str] = None
@@ -107,6 +111,9 @@ class AuditRequest:
     cache_dir: Optional[str] = None
     pip_options: Tuple[str, ...] = ()
     stop_on_sigterm: bool = False
+    reference_env_extra: Union[Mapping[str, Optional[str]], Sequence[str], None] = None
+    keep_reference_env: bool = False
+    allow_same_torch: bool = False
 
     @property
     def reference_spec(self) -> str:
@@ -130,6 +137,7 @@ class Plan:
         target_env: {VAR: value or None} for the target's workers.
         out: results JSON path, or None.
         profile_options: workflows.explain.ProfileOptions of the explain step, or None.
+        reference_extra: {VAR: value or None} for the reference, after its isolation.
     """
 
     request: AuditRequest
@@ -138,6 +146,7 @@ class Plan:
     target_env: Mapping[str, Optional[str]]
     out: Optional[pathlib.Path]
     profile_options: object = None
+    reference_extra: Mapping[str, Optional[str]] = dataclasses.field(default_factory=dict)
 
 
 def default_out_path() -> str:
@@ -165,7 +174,7 @@ def check_out_name(path: pathlib.Path) -> None:
                           % (path, path.with_suffix(".json").name.replace(".explain", "")))
 
 
-def parse_env(assignments) -> dict:
+def parse_env(assignments, option: str = "--target-env") -> dict:
     """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
 
     A mapping ({VAR: value or None}) has its names checked and is returned as a dict.
@@ -182,8 +191,8 @@ def parse_env(assignments) -> dict:
     for item in assignments or ():
         name, sep, value = item.partition("=")
         if not sep or not ENV_NAME.fullmatch(name):
-            raise ConfigError("--target-env wants VAR=VALUE with VAR a variable name "
-                              "(letters, digits, _; not starting with a digit), not %r" % item)
+            raise ConfigError("%s wants VAR=VALUE with VAR a variable name (letters, "
+                              "digits, _; not starting with a digit), not %r" % (option, item))
         env[name] = value or None
     return env
 
@@ -325,6 +334,11 @@ def validate(request: AuditRequest) -> Plan:
                                            request.explain.trial_pairs, "--trial-pairs")
     target_env = parse_env(request.target_env)
     parse_env(request.reference_env or {})
+    reference_extra = parse_env(request.reference_env_extra or (), "--reference-env")
+    isolation = dict(allow_same_torch=request.allow_same_torch,
+                     keep_reference_env=request.keep_reference_env)
+    options = options and dataclasses.replace(options, **isolation)
+    trial_options = trial_options and dataclasses.replace(trial_options, **isolation)
     out = pathlib.Path(request.out) if request.out else None
     if out is not None and request.results is None:
         check_out_name(out)
@@ -332,4 +346,5 @@ def validate(request: AuditRequest) -> Plan:
     if request.results is None:
         resolve_interpreter(request.target or "python3", "target")
         check_reference_spec(request.reference_spec)
-    return Plan(request, options, trial_options, target_env, out, profile_options)
+    return Plan(request, options, trial_options, target_env, out, profile_options,
+                reference_extra)

@@ -9,6 +9,7 @@ output folder receives the results JSON, a verdict JSON, HTML and Markdown.
 
 import dataclasses
 import os
+import pathlib
 import time
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
@@ -105,7 +106,8 @@ def _without_own_site(overrides: Optional[Mapping[str, Optional[str]]]) -> dict:
 
 def request_of(policy: Policy, target_python: str,
                target_env: Optional[Mapping[str, Optional[str]]] = None,
-               reference_env: Optional[Mapping[str, Optional[str]]] = None) -> AuditRequest:
+               reference_env: Optional[Mapping[str, Optional[str]]] = None,
+               cache_dir: Optional[str] = None) -> AuditRequest:
     """The pipeline request of a site check: the policy's reference (a results JSON
     is the baseline), suite, benchmarks and pairs; CPU benchmarks, the suite's
     timeouts; eb_torchperf's own PYTHONPATH entry removed for both sides."""
@@ -113,14 +115,16 @@ def request_of(policy: Policy, target_python: str,
     return AuditRequest(
         target=target_python, reference="none" if baseline else policy.reference,
         baseline=baseline, suite=policy.suite, only=tuple(policy.only), pairs=policy.pairs,
-        target_env=_without_own_site(target_env), reference_env=_without_own_site(reference_env))
+        target_env=_without_own_site(target_env), reference_env=_without_own_site(reference_env),
+        allow_same_torch=policy.allow_same_torch, cache_dir=cache_dir and str(cache_dir))
 
 
 def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
               target_env: Optional[Mapping[str, Optional[str]]] = None,
               reference_env: Optional[Mapping[str, Optional[str]]] = None,
               log: Callable[[str], None] = lambda msg: None,
-              installdir: Optional[str] = None) -> CheckOutcome:
+              installdir: Optional[str] = None,
+              cache_dir: Optional[pathlib.Path] = None) -> CheckOutcome:
     """Audit `target_python` under `policy` and write the reports into every folder.
 
     Args:
@@ -131,6 +135,7 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
             eb_torchperf's own PYTHONPATH entry is removed for both sides.
         log: callable for progress lines (reference venv creation).
         installdir: when given, the audited torch must lie under it.
+        cache_dir: where reference venvs are kept (None: reference.default_cache_dir()).
 
     Raises:
         ConfigError: bad reference or benchmark names; torch not from `installdir`.
@@ -138,7 +143,8 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
     """
     started = time.monotonic()
     notes: List[str] = []
-    outcome = pipeline.run(request_of(policy, target_python, target_env, reference_env),
+    outcome = pipeline.run(request_of(policy, target_python, target_env, reference_env,
+                                      cache_dir),
                            pipeline.Display(log=log))
     result = outcome.result
     verdict = judge(result, outcome.comparisons, policy)

@@ -31,11 +31,13 @@ def stored_explain(results_path, result: AuditResult, log: Callable[[str], None]
 
 def compare_stored(before, after, out_dir: Optional[str] = None,
                    formats: Sequence[str] = (), fail_on: str = "error",
-                   stem: Optional[str] = None) -> Tuple[pipeline.PipelineOutcome, str]:
+                   stem: Optional[str] = None
+                   ) -> Tuple[pipeline.PipelineOutcome, str, Tuple[str, ...]]:
     """Two stored runs, unpaired (analysis.unpaired): A the reference, B the target.
 
     Returns:
-        (the outcome of the combined run, the unpaired-comparison note shown with it).
+        (the outcome of the combined run, the unpaired-comparison note shown with it,
+        what differs between the two runs, one line each: present.run_diff).
 
     Raises:
         SchemaError: unreadable files; ConfigError: a run cut short or without target
@@ -45,17 +47,22 @@ def compare_stored(before, after, out_dir: Optional[str] = None,
                                                 unpaired_comparisons)
     pipeline.validate(AuditRequest(results=str(after), formats=tuple(formats), fail_on=fail_on))
     before, after = pathlib.Path(before), pathlib.Path(after)
-    combined = combine_runs(_usable(before), _usable(after))
+    from eb_torchperf.present.run_diff import run_differences
+    run_a, run_b = _usable(before), _usable(after)
+    combined = combine_runs(run_a, run_b)
+    differences = tuple(run_differences(run_a, run_b))
     comparisons, findings = pipeline.analyse(combined, unpaired_comparisons(combined))
     combined = dataclasses.replace(combined, findings=findings)
     note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
     written = pipeline.write_reports(
         combined, out_dir or after.parent, formats,
-        stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons, notes=(note,),
+        stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons,
+        notes=(note, "What differs, A → B: " + "; ".join(differences)),
         title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name),
         protected=(before, after))
     status = pipeline.status_of(combined, fail_on, stored=True)
-    return pipeline.PipelineOutcome(combined, comparisons, written=written, status=status), note
+    outcome = pipeline.PipelineOutcome(combined, comparisons, written=written, status=status)
+    return outcome, note, differences
 
 
 def _usable(path) -> AuditResult:

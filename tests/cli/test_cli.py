@@ -112,7 +112,7 @@ def test_target_without_torch_writes_results(capsys, tmp_path, python_without_to
 def test_audit_wheel_against_itself_small(capsys, tmp_path, wheel_python):
     out_file = tmp_path / "r.json"
     status, out, err = run_cli(capsys, "audit", "--python", wheel_python, "--reference",
-                               wheel_python, "--only", "dispatch", "--pairs", "1", "--quiet",
+                               wheel_python, "--only", "dispatch", "--pairs", "1", "--quiet", "--allow-same-torch",
                                "--out", str(out_file))
     assert status == 0, err
     assert "Relative OPS (reference = 100 %)" in out and "BLAS_INFO" in out

@@ -18,7 +18,7 @@ from eb_torchperf.fleet.plan import load_manifest
 #: Lmod's shell set-up, read by the login shell of module jobs (Debian package lmod).
 LMOD_INIT = "/etc/profile.d/lmod.sh"
 TINY = ["--only", "dispatch", "--pairs", "1", "--cpus-per-task", "1", "--time", "10",
-        "--deadline", "600"]
+        "--deadline", "600", "--allow-same-torch"]
 
 
 def fleet(target, reference, folder, *extra):

@@ -124,7 +124,7 @@ def test_worker_death_keeps_measured_results(tmp_path, wheel_python):
     # 9th request, the 2nd benchmark's prepare
     crashing = faulty_python(tmp_path, wheel_python, "crash", at=9)
     options = RunnerOptions(pairs=1, block_s=0.005, warmup_s=0.0, settle_s=0.0, min_rounds=3,
-                            max_rounds=3, bench_budget_s=1.0)
+                            max_rounds=3, bench_budget_s=1.0, allow_same_torch=True)
     result = AuditRun(crashing, wheel_python, "quick", options,
                       only=["dispatch", "add_bandwidth"]).run()
     assert not result.complete

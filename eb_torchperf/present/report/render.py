@@ -189,6 +189,21 @@ def _meta(result: AuditResult) -> List[dict]:
     return [{"label": k, "value": v} for k, v in items]
 
 
+def skipped_rows(skipped) -> list:
+    """One row per skipped benchmark and reason, its sides joined ("target, reference"):
+    a benchmark neither side can run is listed once, not once per side."""
+    rows = {}
+    for s in skipped:
+        params = format_params(s.get("params") or {})
+        key = (s.get("bench", ""), params, s.get("reason", ""))
+        row = rows.setdefault(key, {"bench": key[0], "params": params, "side": "",
+                                    "reason": key[2], "sides": []})
+        if s.get("side", "") not in row["sides"]:
+            row["sides"].append(s.get("side", ""))
+            row["side"] = ", ".join(row["sides"])
+    return [{k: v for k, v in row.items() if k != "sides"} for row in rows.values()]
+
+
 def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
                title: Optional[str] = None, notes: Sequence[str] = (),
                explain: Optional[ExplainResult] = None) -> dict:
@@ -222,9 +237,7 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
                                         [f.rule_id for f in result.findings]),
         "runtime": runtime_rows(result.target, result.reference),
         "raw": raw_rows(result),
-        "skipped": [{"bench": s.get("bench", ""), "params": format_params(s.get("params") or {}),
-                     "side": s.get("side", ""), "reason": s.get("reason", "")}
-                    for s in result.skipped],
+        "skipped": skipped_rows(result.skipped),
         "errors": [{"side": str(e.get("side") or ""), "bench": str(e.get("bench") or ""),
                     "message": str(e.get("message") or "")} for e in result.errors],
     }

@@ -1,0 +1,111 @@
+"""Remedies phrased for the packaging system that installed the target's torch.
+
+The rules write their advice for EasyBuild (easyconfig, module, `eb` options), which
+stays the default.  When the probe found another packaging system (facts "install",
+see probe/install_kind.py: Spack, conda, Debian/Ubuntu, a pip venv), a finding whose
+rule has an entry here gets that advice first, then the EasyBuild one after
+"EasyBuild: " for sites that rebuild there.  One table, (rule_id, kind) -> text, so the
+rules stay as they are.
+
+Sources: Debian's BLAS/LAPACK alternatives (https://wiki.debian.org/DebianScience/
+LinearAlgebraLibraries); Spack's py-torch package variants (`+mkldnn`, `+openmp`, the
+`blas`/`lapack` virtuals: https://packages.spack.io/package.html?name=py-torch);
+conda-forge's pytorch builds and BLAS selection (https://conda-forge.org/docs/
+maintainer/knowledge_base/#switching-blas-implementation).
+"""
+
+import dataclasses
+from typing import Iterable, Optional, Tuple
+
+from eb_torchperf.records.findings import Finding
+
+#: kind -> how the report names the packaging system.
+KIND_NAMES = {"easybuild": "EasyBuild", "spack": "Spack", "conda": "conda",
+              "debian": "Debian/Ubuntu package", "venv": "pip (venv)", "pip": "pip"}
+
+_PIP = ("Install the upstream wheel (pip install torch==<version> from "
+        "https://download.pytorch.org/whl/cpu, or the CUDA index): it is built with MKL, "
+        "oneDNN and OpenMP; a wheel built locally from source needs those at build time.")
+
+#: (rule_id, kind) -> advice for that packaging system.
+ADVICE = {
+    ("blas-not-mkl", "debian"): (
+        "Debian/Ubuntu's python3-torch calls the system libblas.so.3: select an optimised "
+        "BLAS with `update-alternatives --config libblas.so.3-x86_64-linux-gnu` (and "
+        "liblapack.so.3-x86_64-linux-gnu) after `apt-get install libopenblas0-openmp` or "
+        "libblis4-openmp; for MKL speed use the upstream wheel in a venv "
+        "(pip install torch)."),
+    ("blas-not-mkl", "spack"): (
+        "Rebuild py-torch against MKL: `spack install py-torch ^intel-oneapi-mkl` (the blas "
+        "and lapack virtuals), or set `packages: all: providers: blas: [intel-oneapi-mkl]` "
+        "in packages.yaml."),
+    ("blas-not-mkl", "conda"): (
+        "Install the MKL build: `conda install -c conda-forge pytorch \"libblas=*=*mkl\"` "
+        "(conda-forge's BLAS switch), or the pytorch channel's build, which uses MKL."),
+    ("blas-not-mkl", "venv"): _PIP,
+    ("blas-not-mkl", "pip"): _PIP,
+    ("mkl-missing", "spack"): (
+        "Build py-torch with MKL: `spack install py-torch ^intel-oneapi-mkl`; with GCC set "
+        "MKL_THREADING_LAYER=GNU in the environment (spack env / modules.yaml)."),
+    ("mkl-missing", "conda"): (
+        "`conda install -c conda-forge pytorch \"libblas=*=*mkl\"` (or mkl from defaults); "
+        "with GNU OpenMP set MKL_THREADING_LAYER=GNU."),
+    ("mkl-missing", "debian"): (
+        "Debian's python3-torch is not built with MKL; use the upstream wheel in a venv "
+        "(pip install torch), which is."),
+    ("mkl-missing", "venv"): _PIP,
+    ("mkl-missing", "pip"): _PIP,
+    ("blas-pthreads-with-openmp", "debian"): (
+        "Select the OpenMP flavour of OpenBLAS: `apt-get install libopenblas0-openmp` and "
+        "`update-alternatives --config libblas.so.3-x86_64-linux-gnu` to its libblas.so.3; "
+        "OMP_WAIT_POLICY=PASSIVE stops idle OpenMP threads spinning meanwhile."),
+    ("blas-pthreads-with-openmp", "spack"): (
+        "Build OpenBLAS with OpenMP threading: `spack install py-torch ^openblas threads=openmp`."),
+    ("blas-pthreads-with-openmp", "conda"): (
+        "Install the OpenMP build of OpenBLAS: `conda install -c conda-forge "
+        "\"libopenblas=*=*openmp*\"`, or switch to MKL (\"libblas=*=*mkl\")."),
+    ("onednn-off", "spack"): "Rebuild with `spack install py-torch +mkldnn`.",
+    ("onednn-off", "conda"): (
+        "Install a pytorch build with oneDNN (conda-forge's and the pytorch channel's CPU "
+        "builds have it), and do not set torch.backends.mkldnn.enabled = False."),
+    ("onednn-off", "debian"): (
+        "Debian's python3-torch is built without oneDNN on some releases; use the upstream "
+        "wheel in a venv (pip install torch)."),
+    ("onednn-off", "venv"): _PIP,
+    ("onednn-off", "pip"): _PIP,
+    ("march-native", "spack"): (
+        "Build for the oldest CPU you serve: `spack install py-torch target=x86_64_v3` "
+        "(Spack's archspec targets), one build per node type where they differ."),
+    ("multiple-openmp", "spack"): (
+        "Keep one OpenMP runtime: build py-torch and its BLAS with one compiler "
+        "(`%gcc` throughout: libgomp), e.g. `^openblas threads=openmp`."),
+    ("multiple-openmp", "conda"): (
+        "Keep one OpenMP runtime: install `_openmp_mutex=*=*_gnu` (or *_llvm) so every "
+        "package uses the same libgomp/libomp, and do not mix pip and conda builds of "
+        "torch/numpy in one environment."),
+    ("multiple-openmp", "debian"): (
+        "Keep one OpenMP runtime: select BLAS alternatives built with libgomp "
+        "(libopenblas0-openmp, libblis4-openmp) rather than the pthreads or LLVM ones."),
+    ("debug-build", "spack"): "Rebuild with `spack install py-torch build_type=Release`.",
+}
+
+
+def install_kind(probe) -> Optional[str]:
+    """The target's packaging system from its facts ("install" section), or None."""
+    if probe is None:
+        return None
+    return probe.fact("install", "kind")
+
+
+def advise(finding: Finding, kind: Optional[str]) -> Finding:
+    """`finding` with its advice for `kind` first (EasyBuild's after "EasyBuild: "); the
+    finding as it is for EasyBuild, unknown kinds and rules without an entry."""
+    text = ADVICE.get((finding.rule_id, kind))
+    if not text or not finding.advice:
+        return finding if not text else dataclasses.replace(finding, advice=text)
+    return dataclasses.replace(finding, advice="%s EasyBuild: %s" % (text, finding.advice))
+
+
+def advise_all(findings: Iterable[Finding], kind: Optional[str]) -> Tuple[Finding, ...]:
+    """advise() over `findings`."""
+    return tuple(advise(f, kind) for f in findings)

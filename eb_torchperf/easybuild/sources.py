@@ -1,0 +1,122 @@
+"""Collect the source files an easyconfig names (`eb-torchperf sources`, cli/sources.py).
+
+See the command's description there; this module holds the EasyBuild-parser side.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Callable, List, Sequence
+
+from eb_torchperf.errors import ConfigError
+
+PIP_TIMEOUT_S = 1800
+
+
+def _raw_config(path: str) -> dict:
+    """The easyconfig's parameters, read with EasyBuild's own parser (constants such as
+    PYPI_SOURCE resolved, templates not).
+
+    Raises:
+        ConfigError: easybuild-framework missing, or the file cannot be parsed.
+    """
+    try:
+        from easybuild.framework.easyconfig.parser import EasyConfigParser
+        from easybuild.tools.build_log import EasyBuildError
+    except ImportError:
+        raise ConfigError("eb-torchperf sources needs easybuild-framework in this Python "
+                          "(pip install 'eb_torchperf[easybuild]')") from None
+    if not os.path.isfile(path):
+        raise ConfigError("easyconfig %s does not exist" % path)
+    try:
+        return EasyConfigParser(path).get_config_dict()
+    except EasyBuildError as exc:
+        raise ConfigError("cannot parse %s: %s" % (path, exc.msg)) from None
+
+
+def _fill(template: str, name: str, version: str) -> str:
+    try:
+        return template % {"name": name, "version": version, "namelower": name.lower()}
+    except (KeyError, ValueError) as exc:
+        raise ConfigError("cannot fill the source template %r: %s" % (template, exc)) from None
+
+
+def source_files(path: str) -> List[str]:
+    """File names the easyconfig at `path` makes EasyBuild look for, in its order."""
+    config = _raw_config(path)
+    name, version = config["name"], config["version"]
+    files = []
+    for source in config.get("sources") or []:
+        filename = source.get("filename") if isinstance(source, dict) else source
+        files.append(_fill(filename, name, version))
+    default_tmpl = (config.get("exts_default_options") or {}).get("source_tmpl",
+                                                                  "%(name)s-%(version)s.tar.gz")
+    for ext in config.get("exts_list") or []:
+        if isinstance(ext, str):
+            continue  # a module shipped with its parent: no file of its own
+        ext_name, ext_version = ext[0], ext[1]
+        options = ext[2] if len(ext) > 2 else {}
+        files.append(_fill(options.get("source_tmpl", default_tmpl), ext_name, ext_version))
+    return list(dict.fromkeys(files))
+
+
+def wheel_requirement(filename: str) -> str:
+    """`name==version` of a wheel file name (PEP 427: name-version-...-tags.whl).
+
+    Raises:
+        ConfigError: not a wheel file name.
+    """
+    parts = filename[:-len(".whl")].split("-") if filename.endswith(".whl") else []
+    if len(parts) < 5:
+        raise ConfigError("%s is not a wheel: put it into the folder by hand" % filename)
+    return "%s==%s" % (parts[0], parts[1])
+
+
+def collect(files: Sequence[str], dest: str, from_dirs: Sequence[str] = (),
+            pip_options: Sequence[str] = (), python: str = sys.executable,
+            log: Callable[[str], None] = lambda msg: None) -> List[str]:
+    """Bring every file into `dest`; returns the files that could not be had."""
+    os.makedirs(dest, exist_ok=True)
+    missing = []
+    for filename in files:
+        target = os.path.join(dest, filename)
+        if os.path.isfile(target):
+            log("%s: already there" % filename)
+            continue
+        found = next((os.path.join(d, filename) for d in from_dirs
+                      if os.path.isfile(os.path.join(d, filename))), None)
+        if found:
+            shutil.copyfile(found, target)
+            log("%s: copied from %s" % (filename, os.path.dirname(found)))
+            continue
+        problem = _download(filename, dest, pip_options, python)
+        if problem:
+            missing.append("%s (%s)" % (filename, problem))
+        else:
+            log("%s: downloaded" % filename)
+    return missing
+
+
+def _download(filename: str, dest: str, pip_options: Sequence[str], python: str):
+    """pip download one wheel into `dest`; None on success, else why not."""
+    try:
+        requirement = wheel_requirement(filename)
+    except ConfigError as exc:
+        return str(exc)
+    with tempfile.TemporaryDirectory(prefix="eb_torchperf-sources-") as tmp:
+        argv = [python, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                "--progress-bar", "off", "-d", tmp, requirement, *pip_options]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return "pip download failed: %s" % exc
+        if proc.returncode != 0:
+            lines = [l for l in proc.stderr.splitlines() if l.startswith("ERROR")]
+            return "pip download %s: %s" % (requirement, (lines or ["exit %d" % proc.returncode])[0])
+        if not os.path.isfile(os.path.join(tmp, filename)):
+            got = ", ".join(sorted(os.listdir(tmp))) or "nothing"
+            return "pip download %s gave %s" % (requirement, got)
+        shutil.move(os.path.join(tmp, filename), os.path.join(dest, filename))
+    return None
