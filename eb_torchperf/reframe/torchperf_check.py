@@ -70,6 +70,10 @@ class TorchPerfCheck(rfm.RunOnlyRegressionTest):
     #: A worker silent this long (seconds) is taken as hung.
     #: :type: float  :default: 300.0
     worker_timeout_s = variable(float, value=300.0)
+    #: An A/A check on purpose: target and reference may load the same torch
+    #: (`--allow-same-torch`); otherwise such a run stops before measuring.
+    #: :type: bool  :default: False
+    allow_same_torch = variable(bool, value=False)
     #: Command that runs eb-torchperf in the job.
     #: :type: str  :default: ReFrame's interpreter with -m eb_torchperf.cli
     launcher = variable(str, value=" ".join(shlex.quote(w) for w in default_launcher()))
@@ -86,6 +90,8 @@ class TorchPerfCheck(rfm.RunOnlyRegressionTest):
             options += ["--only", name]
         if self.pairs is not None:
             options += ["--pairs", str(self.pairs)]
+        if self.allow_same_torch:
+            options.append("--allow-same-torch")
         self.executable_opts = [shlex.quote(word) for word in options]
 
     def _results(self):

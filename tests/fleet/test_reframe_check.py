@@ -43,6 +43,7 @@ def run_reframe(reframe, check, system, prefix, python, extra_env=None, referenc
     argv = [reframe, "-C", str(SETTINGS), "--system", system, "-c", str(check), "-r",
             "--prefix", str(prefix), "-S", "target_python=%s" % python,
             "-S", "reference_python=%s" % (reference or python), "-S", "only=dispatch",
+            "-S", "allow_same_torch=%s" % ("false" if reference else "true"),
             "-S", "pairs=1", "-S", "num_cpus_per_task=1"]
     env = dict(os.environ, **(extra_env or {}))
     return subprocess.run(argv, capture_output=True, text=True, timeout=REFRAME_TIMEOUT_S,
