@@ -15,7 +15,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing Debian packages (python3-torch, BLAS providers, Lmod)" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
-    apt-get install -y -q --no-install-recommends python3-torch libblas3 liblapack3 \
+    apt-get install -y -q --no-install-recommends python3-torch python3-torchvision libblas3 liblapack3 \
         libopenblas0-pthread chromium lmod >/dev/null
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
     update-alternatives --quiet --set "libblas.so.3-$arch" "/usr/lib/$arch/blas/libblas.so.3"

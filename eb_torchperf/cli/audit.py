@@ -44,8 +44,10 @@ from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: 
                                             AuditRequest, ExplainOptions, check_writable,
                                             default_out_path, parse_env)
 from eb_torchperf.present.formats import parse_formats
+from eb_torchperf.analysis.model_rows import split
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
-from eb_torchperf.present.terminal import AuditProgress, config_table, make_console, ops_table
+from eb_torchperf.present.terminal import (AuditProgress, config_table, make_console,
+                                           models_table, ops_table)
 from eb_torchperf.present.terminal_explain import ExplainProgress, print_explain
 
 #: --device choice -> benchmark devices planned.
@@ -69,7 +71,8 @@ def add_audit_arguments(parser) -> None:
                         help="interpreter, wheel, wheel==X.Y.Z, FILE.whl or none "
                              "(default: wheel)")
     parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick",
-                        help="quick (~1 min on 2 cores) or full (several minutes)")
+                        help="quick (~1 min on 2 cores), full (several minutes) or models "
+                             "(whole TorchBench-like models, a few minutes)")
     parser.add_argument("--only", action="append", metavar="BENCH", help=only_help())
     parser.add_argument("--device", choices=sorted(DEVICES), default="all",
                         help="benchmarks to run: cpu, cuda or all (default; the GPU part is "
@@ -172,8 +175,13 @@ def run(args) -> int:
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
+    models = models_table(comparisons)
+    if models is not None:
+        out.print(models)
     if comparisons:
-        out.print(ops_table(comparisons, result.reference is not None))
+        shown = split(comparisons)[1] if models is not None else comparisons
+        if shown:
+            out.print(ops_table(shown, result.reference is not None))
     if outcome.explained is not None:
         print_explain(out, outcome.explained)
     for line in skip_lines(result.skipped):

@@ -39,7 +39,8 @@ def add_arguments(parser) -> None:
                         help="use this audit results JSON as the baseline (its target and "
                              "reference interpreters) instead of running an audit")
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS),
-                        help="profile only this workload (repeatable; default: all)")
+                        help="profile only this workload (repeatable; default: the micro workloads; "
+                             "the models suite's CPU rows are workloads too, e.g. resnet50_train)")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile diff")
     parser.add_argument("--try-remedies", dest="try_remedies", action="store_true",
                         default=True, help="run the remedy trials (the default)")
@@ -60,7 +61,7 @@ def request_of(args, formats=()):
     the pipeline (the remedy trials set the target's environment themselves).
     """
     explain = ExplainOptions(
-        workloads=() if args.no_profile else tuple(args.workload or WORKLOADS),
+        workloads=() if args.no_profile else (tuple(args.workload) if args.workload else None),
         try_remedies=args.try_remedies, trial_pairs=args.trial_pairs,
         profile_rounds=args.profile_rounds, out=args.explain_out)
     if args.results:

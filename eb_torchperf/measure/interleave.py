@@ -76,6 +76,8 @@ class RunnerOptions:
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, min_rounds=2, bench_budget_s=0.6),
     "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=4, max_rounds=20, bench_budget_s=3.0),
+    # Whole models (probe/suite_models): one round at least, each row's own 4 s budget.
+    "models": RunnerOptions(pairs=3, block_s=0.1, min_rounds=1, max_rounds=8),
 }
 
 
@@ -284,10 +286,13 @@ class AuditRun:
 
     def _rounds(self, name, params, sides, numbers, blocks, extra) -> None:
         opts = self.options
+        bench = registry.REGISTRY[name]
+        min_rounds = min(opts.min_rounds, bench.min_rounds or opts.min_rounds)
+        budget_s = opts.bench_budget_s if bench.budget_s is None else bench.budget_s
         start = time.monotonic()
         rounds = 0
         while rounds < opts.max_rounds and (
-                rounds < opts.min_rounds or time.monotonic() - start < opts.bench_budget_s):
+                rounds < min_rounds or time.monotonic() - start < budget_s):
             order = sides if rounds % 2 == 0 else list(reversed(sides))
             for side in order:
                 reply = _request(side, "run", opts, bench=name, params=params,

@@ -2,14 +2,17 @@
 
 `wheel` means the upstream wheel of the target's torch version (local version label
 and pre-release parts dropped: Debian's "1.13.0a0" -> "1.13.0"); `wheel==X.Y.Z` names
-a version; a path ending in `.whl` installs that file.  Venvs are created once under
-the cache folder and reused; nothing is installed into the target.
+a version; a path ending in `.whl` installs that file.  Beside torch the venv gets
+the matching torchvision (for the models suite, probe/suite_models), in a second pip
+call whose failure keeps the venv without it (one log line).  Venvs are created once
+under the cache folder and reused; nothing is installed into the target.
 """
 
 import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import pathlib
 import shutil
 import subprocess
@@ -24,6 +27,45 @@ from eb_torchperf.measure.isolation import isolated_environ
 #: Written into a venv once pip succeeded; a venv without it is rebuilt.
 READY_MARKER = ".eb_torchperf-ready"
 PIP_TIMEOUT_S = 3600
+#: Written after the torchvision install was tried: "torchvision==X" or "failed: why".
+TORCHVISION_MARKER = ".eb_torchperf-torchvision"
+#: torch release (major, minor) -> torchvision minor, from torchvision's compatibility
+#: table (https://github.com/pytorch/vision#installation): 1.x -> 0.(x+1), 2.x -> 0.(x+15).
+TORCHVISION_MINOR = {(1, 12): 13, (1, 13): 14, (2, 9): 24, (2, 11): 26, (2, 13): 28,
+                     (2, 14): 29}
+
+
+def torchvision_requirement(torch_version: str) -> Optional[str]:
+    """The pip requirement of the torchvision matching torch `torch_version`.
+
+    Known releases come from TORCHVISION_MINOR, others from its rule; the patch level
+    follows torch's (torch 2.5.1 -> torchvision 0.20.1, each pins its torch exactly).
+
+    Returns:
+        e.g. "torchvision==0.28.0" for "2.13.0"; None for a version before 1.12 or
+        one that does not parse.
+    """
+    try:
+        version = Version(torch_version)
+    except InvalidVersion:
+        return None
+    major, minor, micro = (tuple(version.release) + (0, 0))[:3]
+    if (major, minor) in TORCHVISION_MINOR:
+        tv_minor = TORCHVISION_MINOR[(major, minor)]
+    elif major == 2:
+        tv_minor = minor + 15
+    elif major == 1 and minor >= 12:
+        tv_minor = minor + 1
+    else:
+        return None
+    return "torchvision==0.%d.%d" % (tv_minor, micro)
+
+
+def _requirement_version(requirement: str) -> Optional[str]:
+    """Torch version of "torch==X" or of a wheel file name "torch-X-...whl"."""
+    match = re.match(r"^torch==(.+)$", requirement) or re.match(
+        r"^torch-([^-]+)-", pathlib.Path(requirement).name)
+    return match.group(1) if match else None
 
 
 def default_cache_dir(environ: Mapping[str, str] = os.environ) -> pathlib.Path:
@@ -161,6 +203,8 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
         if (venv / READY_MARKER).exists():
             problem = venv_problem(venv, expected, clean)
             if problem is None:
+                if not (venv / TORCHVISION_MARKER).exists():  # made before torchvision came
+                    add_torchvision(venv, requirement, pip_options, log, clean)
                 return str(venv_python)
             log("cached reference venv %s is broken (%s): rebuilding it" % (venv, problem))
         shutil.rmtree(venv, ignore_errors=True)
@@ -179,7 +223,44 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
             shutil.rmtree(venv, ignore_errors=True)  # no half-made venv left in the cache
             raise
         (venv / READY_MARKER).write_text(requirement + "\n")
+        add_torchvision(venv, requirement, pip_options, log, clean)
     return str(venv_python)
+
+
+def add_torchvision(venv: pathlib.Path, requirement: str, pip_options: Sequence[str] = (),
+                    log: Callable[[str], None] = lambda msg: None,
+                    env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """pip-install the torchvision matching the venv's torch (torch pinned); once.
+
+    A failure keeps the venv as it is (the models needing torchvision are then skipped
+    on the reference side) and is logged in one line; either way TORCHVISION_MARKER
+    records the outcome, so the install is tried once per venv.
+
+    Args:
+        env: the environment pip runs in (the reference's, isolated from the target).
+
+    Returns:
+        the torchvision requirement installed, or None.
+    """
+    version = _requirement_version(requirement)
+    tv = torchvision_requirement(version) if version else None
+    marker = venv / TORCHVISION_MARKER
+    if tv is None:
+        marker.write_text("failed: no torchvision known for %s\n" % requirement)
+        log("reference venv: no torchvision known for %s; models needing it are skipped"
+            % requirement)
+        return None
+    try:
+        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
+              "-q", tv, "torch==%s" % Version(version).base_version, *pip_options],
+             "pip install %s" % tv, env)
+    except ConfigError as exc:
+        marker.write_text("failed: %s\n" % exc)
+        log("reference venv: %s; kept without torchvision (models needing it are skipped)"
+            % exc)
+        return None
+    marker.write_text(tv + "\n")
+    return tv
 
 
 #: pip output lines that carry the cause of a failed install (pip prints the cause

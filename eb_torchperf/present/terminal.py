@@ -54,6 +54,25 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
     return table
 
 
+def models_table(comparisons: Sequence[Comparison]) -> Optional[Table]:
+    """The Models table (#931 layout: model, inference, training step, with intervals),
+    or None when no model row has a relative OPS."""
+    from eb_torchperf.analysis.model_rows import model_rows, models_geomean
+    from eb_torchperf.present.models_view import row_cells  # it imports units, as this module
+    rows = [row_cells(r) for r in model_rows(comparisons)]
+    geo = models_geomean(comparisons)
+    if not rows or geo is None:
+        return None
+    table = Table(title="Models: relative OPS (reference = 100 %)")
+    for name in ("model", "device", "inference", "95 % CI", "training step", "95 % CI "):
+        table.add_column(name, justify="left" if name in ("model", "device") else "right")
+    for row in rows:
+        table.add_row(row["model"], row["device"], row["infer"], row["infer_interval"],
+                      row["train"], row["train_interval"])
+    table.add_row("geometric mean", "", "", "", format_ratio(geo), "", style="bold")
+    return table
+
+
 def config_table(rows: List[ConfigRow], with_reference: bool) -> Table:
     """Build/runtime config side by side; differing rows in bold yellow."""
     table = Table(title="Build and runtime configuration")

@@ -13,7 +13,7 @@ import dataclasses
 import time
 from typing import Callable, Dict
 
-from . import suite_cpu
+from . import suite_cpu, suite_models
 
 #: Profiled seconds per request: iterations are added until they would exceed this
 #: (at least one).  Debian's reference-BLAS torch takes ~1.4 s per BERT training step
@@ -101,6 +101,33 @@ WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Workload("dlrm", _setup_dlrm,
              "DLRM-like: 4 EmbeddingBag(100k x 64) + bottom/top MLP, batch 512"),
 )}
+
+
+#: The micro workloads above: what `explain` profiles by default.
+DEFAULT_WORKLOADS = tuple(WORKLOADS)
+
+
+def _setup_model(model: str, mode: str):
+    params = suite_models.MODEL_TABLE[model][0]
+
+    def setup(torch):
+        return suite_models.make_step(torch, params, mode)
+    return setup
+
+
+#: The models suite's CPU rows (probe/suite_models), one workload per benchmark name:
+#: profiled when asked for (`explain --workload resnet50_infer`, or `audit --explain`
+#: after an audit that ran them), their profiles weight the micro-suite rows in
+#: model_prediction.
+MODEL_WORKLOADS = tuple(suite_models.bench_name(model, mode)
+                        for model in suite_models.MODEL_TABLE for mode in suite_models.MODES)
+for _model in suite_models.MODEL_TABLE:
+    for _mode in suite_models.MODES:
+        WORKLOADS[suite_models.bench_name(_model, _mode)] = Workload(
+            suite_models.bench_name(_model, _mode), _setup_model(_model, _mode),
+            "%s, %s (models suite, CPU size)" % (suite_models.MODEL_TABLE[_model][2],
+                                                 "inference" if _mode == "infer"
+                                                 else "one training step"))
 
 
 def _op_rows(events) -> list:

@@ -2,8 +2,8 @@
 
 A benchmark is data plus two small functions: `setup(torch, params)` builds the
 tensors and returns the zero-argument callable that is timed; `work(params)` says how
-much work one call does.  Suites (`quick`, `full`) pick parameter sets.  Other modules
-(`suite_cpu`, `suite_gpu`) call `register()`; the host imports this same module to
+much work one call does.  Suites (`quick`, `full`, `models`) pick parameter sets.  Other
+modules (`suite_cpu`, `suite_gpu`, `suite_models`) call `register()`; the host imports this same module to
 plan an audit, so host and target agree on names.
 """
 
@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 #: Units of work per call, and the rate each becomes in reports.
 WORK_UNITS = {"flop": "GFLOP/s", "byte": "GB/s", "op": "µs/op"}
-SUITES = ("quick", "full")
+SUITES = ("quick", "full", "models")
 #: What a benchmark's time depends on, beyond its family (Benchmark.stresses).  The
 #: diagnosis derives its benchmark groups from these tags (diagnosis/families.py), so a
 #: new benchmark joins every rule and remedy trial of what it stresses by its tags.
@@ -44,6 +44,9 @@ class Benchmark:
             (RunnerOptions.min_sample_s), for benchmarks with a fixed cost per sample
             that more calls per sample must amortise (see suite_gpu's all-reduce).
         stresses: tags from STRESSES: the libraries and resources its time depends on.
+        min_rounds: rounds per pair at least, below the audit's own (None: the audit's);
+            whole models (suite_models) use 1, so a build at 1 % still ends.
+        budget_s: the benchmark's own bench_budget_s (None: the audit's).
     """
 
     name: str
@@ -62,6 +65,8 @@ class Benchmark:
         if unknown:
             raise ValueError("benchmark %r: unknown stresses %s (known: %s)"
                              % (self.name, sorted(unknown), ", ".join(STRESSES)))
+    min_rounds: Optional[int] = None
+    budget_s: Optional[float] = None
 
     @property
     def suites(self) -> str:
@@ -89,7 +94,7 @@ def register(bench: Benchmark) -> Benchmark:
 
 def load_suites() -> Dict[str, Benchmark]:
     """Import the suite modules (which register themselves) and return the registry."""
-    from . import suite_cpu, suite_gpu  # noqa: F401  (imported for registration)
+    from . import suite_cpu, suite_cpu_layers, suite_gpu, suite_models  # noqa: F401  (registration)
     return REGISTRY
 
 

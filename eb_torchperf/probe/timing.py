@@ -12,6 +12,11 @@ MIN_INTERVAL_S = 1e-9
 #: Calls longer than this skip the warm-up: the slow-after-idle effect measured on the
 #: 2-core dev machine lasts 5-20 ms, < 10 % of such a call.
 WARMUP_SKIP_CALL_S = 0.2
+#: A first call at least this long (and at least min_sample_s) ends calibration at one
+#: call per sample: a whole model at 1 % of the wheel takes tens of seconds per call,
+#: and a second calibration call would double its preparation (the micro-suite's calls
+#: stay under ~0.5 s on the slowest build, so it is not affected).
+SLOW_FIRST_CALL_S = 0.5
 #: Upper bound on calls per sample, so calibration of a no-op terminates.
 MAX_NUMBER = 1 << 20
 
@@ -39,12 +44,16 @@ def calibrate(fn: Callable[[], object], min_sample_s: float,
               sync: Optional[Callable[[], None]] = None) -> Tuple[int, float]:
     """Find how many calls make one sample of at least `min_sample_s` seconds.
 
-    The first call (which may compile or allocate) is made and discarded.
+    The first call (which may compile or allocate) is made and discarded; when it took
+    at least max(min_sample_s, SLOW_FIRST_CALL_S), calibration ends there (one call per
+    sample, its time the estimate).
 
     Returns:
         (number, seconds per call estimated from the last calibration round).
     """
-    time_calls(fn, 1, timer, sync)
+    first = time_calls(fn, 1, timer, sync)
+    if first >= max(min_sample_s, SLOW_FIRST_CALL_S):
+        return 1, first
     number = 1
     while True:
         elapsed = time_calls(fn, number, timer, sync)

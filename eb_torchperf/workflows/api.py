@@ -101,7 +101,8 @@ def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Se
 
     Args:
         result: an AuditResult with a target and a reference, or a results JSON path.
-        workloads: probe.profile.WORKLOADS names (None: all; (): no profiling).
+        workloads: probe.profile.WORKLOADS names (None: the micro workloads and the
+            models measured; (): no profiling).
         try_remedies: run the remedy trials.
         trial_pairs: worker pairs per trial; profile_rounds: profile requests per side.
 

@@ -32,7 +32,7 @@ from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
 from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.interleave import RunnerOptions
-from eb_torchperf.probe.profile import WORKLOADS
+from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, WORKLOADS  # noqa: F401
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.workflows.profiling import ProfileOptions, run_profiles, run_trials  # noqa: F401
 
@@ -53,7 +53,7 @@ def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
 
 
 def explain(baseline: AuditResult, results_file: Optional[str] = None,
-            workloads: Sequence[str] = tuple(WORKLOADS),
+            workloads: Sequence[str] = DEFAULT_WORKLOADS,
             profile_options: ProfileOptions = ProfileOptions(),
             trial_options: Optional[RunnerOptions] = None, try_remedies: bool = True,
             host: Optional[BlasHost] = None, progress: Optional[Callable] = None

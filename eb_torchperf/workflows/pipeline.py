@@ -170,13 +170,19 @@ def _explain_path(plan: Plan, results_path: str) -> str:
     return explain_path(results_path) if results_path else ""
 
 
+def _default_workloads(result: AuditResult, micro: Sequence[str], models: Sequence[str]):
+    """The micro workloads, then the models suite's CPU rows this audit measured."""
+    return tuple(micro) + tuple(dict.fromkeys(r.bench for r in result.results
+                                              if r.bench in models))
+
+
 def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparison],
                  results_path: str, display: Display = Display()):
     """Profile diff and remedy trials of a complete audit (ExplainResult), else None.
 
     An audit cut short is not explained: its error is the outcome.
     """
-    from eb_torchperf.probe.profile import WORKLOADS
+    from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS
     from eb_torchperf.workflows.explain import explain
     options = plan.request.explain
     if options is None or not result.complete:
@@ -187,7 +193,8 @@ def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparis
                                        options.trial_pairs, "--trial-pairs")
     kwargs = dict(results_file=os.path.abspath(results_path) if results_path else None,
                   profile_options=plan.profile_options, try_remedies=options.try_remedies,
-                  workloads=tuple(WORKLOADS if options.workloads is None else options.workloads),
+                  workloads=tuple(_default_workloads(result, DEFAULT_WORKLOADS, MODEL_WORKLOADS)
+                                  if options.workloads is None else options.workloads),
                   trial_options=trial_options)
     progress = display.explain_progress() if display.explain_progress else nullcontext()
     with progress:

@@ -19,7 +19,8 @@ from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure.isolation import reference_overrides
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
 from eb_torchperf.probe import registry
-from eb_torchperf.probe.profile import DEFAULT_BUDGET_S, MAX_ITERATIONS, WORKLOADS
+from eb_torchperf.probe.profile import (DEFAULT_BUDGET_S, DEFAULT_WORKLOADS, MAX_ITERATIONS,
+                                        WORKLOADS)
 from eb_torchperf.records.measurements import AuditResult
 
 
@@ -64,7 +65,7 @@ def _profile_one(workers: Dict[str, Worker], workload: str, options: ProfileOpti
                          WorkloadProfile.from_replies("reference", replies["reference"]))
 
 
-def run_profiles(target: str, reference: str, workloads: Sequence[str] = tuple(WORKLOADS),
+def run_profiles(target: str, reference: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
                  options: ProfileOptions = ProfileOptions(),
                  progress: Optional[Callable] = None) -> Tuple[List[ProfileDiff], List[dict]]:
     """Profile `workloads` in one target and one reference worker.

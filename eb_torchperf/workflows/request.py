@@ -39,7 +39,8 @@ class ExplainOptions:
     """The explain step (profile diff, remedy trials) after the audit.
 
     Attributes:
-        workloads: probe.profile.WORKLOADS names to profile; None: all; (): none.
+        workloads: probe.profile.WORKLOADS names to profile; None: the micro workloads
+            (DEFAULT_WORKLOADS) and the models this audit measured; (): none.
         try_remedies: run the remedy trials.
         trial_pairs: fresh worker pairs per remedy trial (None: the baseline's, 1 pair).
         profile_rounds: profile requests per side and workload.

@@ -157,3 +157,26 @@ def test_interrupt_keeps_measured_results():
     assert not result.complete and result.errors[-1]["message"] == "audit interrupted"
     assert {r.bench for r in result.results} == {"matmul_fp32"}  # registry order: first
     assert log.count(("target", "close")) == 1 and log.count(("reference", "close")) == 1
+
+
+def test_model_rows_take_one_round_then_their_own_budget(monkeypatch):
+    """A whole model at 1 % of the wheel: one round per pair, whatever the suite's
+    min_rounds, then rounds until the row's own budget (not the suite's) is spent."""
+    import dataclasses
+    from eb_torchperf.probe import registry
+    registry.load_suites()
+    monkeypatch.setitem(registry.REGISTRY, "matmul_fp32", dataclasses.replace(
+        registry.REGISTRY["matmul_fp32"], min_rounds=1, budget_s=1e-9))
+    log = []
+    options = RunnerOptions(pairs=2, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=4,
+                            max_rounds=50, bench_budget_s=100.0)
+    audit = AuditRun("/t/python", "/r/python", "quick", options,
+                     only=["matmul_fp32", "dispatch"],
+                     worker_factory=lambda *a: FakeWorker(log, *a))
+    result = audit.run()
+    runs = [(side, bench) for side, op, *rest in log if op == "run" for bench in rest]
+    assert runs.count(("target", "matmul_fp32")) == 2  # one round in each pair
+    by_bench = {c.bench: c for c in compare(result)}
+    assert by_bench["matmul_fp32"].rounds == 2 and by_bench["matmul_fp32"].ci_low is not None
+    # the other row keeps the suite's rounds (its budget is the suite's 100 s: max_rounds)
+    assert runs.count(("target", "dispatch")) == 2 * 50

@@ -32,7 +32,9 @@ def test_saved_document_carries_rows_differences_findings_verdict(tmp_path):
 #: Families left out of the quick suite on purpose: an all-reduce needs >= 2 GPUs and
 #: starts one peer process per GPU in every worker pair (~10 s each), beyond the quick
 #: budget; nccl-transport-off grades by the environment alone there.
-NOT_QUICK = {("cuda", "communication")}
+#: The whole models (probe/suite_models, family "model") take minutes: --suite models
+#: and full only.
+NOT_QUICK = {("cuda", "communication"), ("cpu", "model"), ("cuda", "model")}
 
 
 def test_every_family_a_rule_can_explain_has_a_quick_row():

@@ -3,7 +3,7 @@
 import pytest
 
 from eb_torchperf.workflows.explain import ProfileOptions, run_profiles
-from eb_torchperf.probe.profile import WORKLOADS
+from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS
 from eb_torchperf.measure.runner import ProbeBundle, Worker
 
 
@@ -68,4 +68,7 @@ def test_run_profiles_debian_against_the_wheel(debian_python, wheel_python):
 def test_workload_names_are_checked_before_starting():
     with pytest.raises(ValueError, match="unknown workload"):
         run_profiles("/nonexistent/python", "/nonexistent/python", ["alexnet"])
-    assert list(WORKLOADS) == ["bert_layer_infer", "bert_layer_train", "resnet_block", "dlrm"]
+    assert DEFAULT_WORKLOADS == ("bert_layer_infer", "bert_layer_train", "resnet_block", "dlrm")
+    # the models suite's CPU rows are workloads too, profiled only when asked for
+    assert list(WORKLOADS) == list(DEFAULT_WORKLOADS) + list(MODEL_WORKLOADS)
+    assert MODEL_WORKLOADS[:2] == ("alexnet_infer", "alexnet_train") and len(MODEL_WORKLOADS) == 14

@@ -36,9 +36,20 @@ def test_calibrate_reaches_min_sample():
 
 
 def test_calibrate_slow_call_is_one():
-    clock = FakeClock(0.5)
-    assert timing.calibrate(clock.fn, 0.002, clock.timer) == (1, 0.5)
+    clock = FakeClock(0.3)
+    assert timing.calibrate(clock.fn, 0.002, clock.timer) == (1, 0.3)
     assert clock.calls == 2  # one discarded first call, one calibration call
+
+
+def test_calibrate_stops_after_a_first_call_of_half_a_second():
+    """A whole model at 1 % of the wheel: its first call is the calibration."""
+    clock = FakeClock(timing.SLOW_FIRST_CALL_S)
+    assert timing.calibrate(clock.fn, 0.002, clock.timer) == (1, 0.5)
+    assert clock.calls == 1
+    # unless the sample floor is longer still
+    clock = FakeClock(0.5)
+    number, _ = timing.calibrate(clock.fn, 1.2, clock.timer)
+    assert number == 3 and clock.calls == 1 + 1 + 3
 
 
 def test_warm_up_runs_for_its_time():

@@ -13,6 +13,8 @@ from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
+from eb_torchperf.analysis.model_rows import model_rows, split
+from eb_torchperf.present.models_view import row_cells
 from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions
 from eb_torchperf.diagnosis.evidence import cores_evidence
 from eb_torchperf.present.units import evidence_text
@@ -43,9 +45,11 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     level = judged.level
     counts = ", ".join("%d %s" % (n, s + ("s" if n != 1 and s != "info" else ""))
                        for s, n in judged.counts.items())
+    models, micro = split(comparisons)
     speed = {
-        "measured": lambda: "target at %s of the reference (geometric mean of %d "
-                            "benchmarks)" % (pct(judged.geomean), judged.benchmarks),
+        "measured": lambda: (models_speed(models, micro) if geomean_relative_ops(models)
+                             else "target at %s of the reference (geometric mean of %d "
+                                  "benchmarks)" % (pct(judged.geomean), judged.benchmarks)),
         "no-pair": lambda: "no benchmark measured on both sides",
         "nothing-measured": lambda: "nothing measured (%d benchmark%s skipped)" % (
             judged.skipped, "" if judged.skipped == 1 else "s"),
@@ -62,6 +66,21 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     if judged.findings and level in ("error", "warning"):
         parts.append("top finding: %s" % judged.findings[0].title)
     return {"level": level, "text": "; ".join(parts) + "."}
+
+
+def models_speed(models: Sequence[Comparison], micro: Sequence[Comparison]) -> str:
+    """The verdict's speed clause when models were run: the models' geometric mean
+    first (the figure sites quote, TorchBench-like), then the micro-suite's."""
+    measured = [c for c in models if c.relative_ops is not None]
+    names = {r.model for r in model_rows(measured)}
+    text = "target at %s of the reference on %d model%s (geometric mean of %d inference " \
+           "and training rows)" % (pct(geomean_relative_ops(measured)), len(names),
+                                   "" if len(names) == 1 else "s", len(measured))
+    micro_geo = geomean_relative_ops(micro)
+    if micro_geo is not None:
+        text += "; micro-suite %s (geometric mean of %d benchmarks)" % (
+            pct(micro_geo), sum(c.relative_ops is not None for c in micro))
+    return text
 
 
 def _finding_view(finding: Finding) -> dict:
@@ -218,18 +237,23 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
             profile diff and remedy trials become the "Explain" section; None: no section.
     """
     comparisons = list(compare(result) if comparisons is None else comparisons)
-    fractions = peak_fractions(comparisons, result.target)
-    frame = comparison_frame(comparisons, fractions)
     with_reference = (result.reference is not None
                       or any(c.reference is not None for c in comparisons))
+    models, micro = split(comparisons)
+    models_table = [row_cells(r) for r in model_rows(models)] if with_reference else []
+    shown = micro if models_table else comparisons  # model rows: in the Models table
+    fractions = peak_fractions(shown, result.target)
+    frame = comparison_frame(shown, fractions)
     rows = config_rows(result.target, result.reference) if result.target is not None else []
-    geo = geomean_relative_ops(comparisons)
+    geo = geomean_relative_ops(shown)
+    model_geo = geomean_relative_ops(models) if models_table else None
     return {
         "title": title or "PyTorch performance audit: %s" % _torch_line(result.target),
         "verdict": verdict(result, comparisons), "notes": list(notes), "meta": _meta(result),
         "findings": findings_groups(result.findings), "with_reference": with_reference,
+        "models": models_table, "models_geomean": pct(model_geo) if model_geo else "",
         "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
-        "chart": _chart(comparisons, fractions),
+        "chart": _chart(shown, fractions),
         "explain": explain_view(explain) if explain is not None else None,
         "peak_note": peak_note(fractions),
         "config": [r._asdict() for r in rows],

@@ -1,0 +1,63 @@
+"""Models vs the micro-suite's prediction, side by side, for one audit results file.
+
+Usage: .venv/bin/python benchmarks/models_vs_micro.py RESULTS.json [EXPLAIN.json]
+
+RESULTS.json is an audit that ran the models and the micro rows (`--suite full`, or
+two audits merged by hand); EXPLAIN.json (default: RESULTS.explain.json beside it, as
+`audit --explain` writes it) holds the models' profiles.  Prints per model row: the
+measured relative OPS, the micro-suite's prediction (eb_torchperf.analysis.model_prediction:
+time-additive and weighted geometric mean), their factor, and the families weighing
+most; then the geometric means.  Exit status 2 with one line on a bad input.
+"""
+
+import sys
+
+from eb_torchperf.analysis.compare import compare
+from eb_torchperf.errors import TorchPerfError
+from eb_torchperf.workflows.explain import explain_path, load_explain
+from eb_torchperf.records.measurements import load_results
+from eb_torchperf.analysis.model_prediction import geomean_pair, predict_all
+from eb_torchperf.analysis.model_rows import split
+from eb_torchperf.analysis.stats import geometric_mean
+
+
+def _pct(value):
+    return "%6.1f %%" % (100 * value) if value is not None else "      —"
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    try:
+        result = load_results(argv[1])
+        explained = load_explain(argv[2] if len(argv) == 3 else explain_path(argv[1]))
+    except TorchPerfError as exc:
+        print("models_vs_micro: error: %s" % exc, file=sys.stderr)
+        return 2
+    comparisons = compare(result)
+    predictions = predict_all(explained.profiles, comparisons)
+    if not predictions:
+        print("models_vs_micro: error: no model row with a profile and micro rows to predict "
+              "it (run `audit --suite full --explain`)", file=sys.stderr)
+        return 2
+    print("%-26s %9s %9s %9s %7s  %s" % ("model row", "measured", "predicted", "geo-pred",
+                                          "factor", "reference time share -> micro relative OPS"))
+    for p in predictions:
+        families = ", ".join("%s %.0f%%->%.0f%%" % (k, 100 * w, 100 * p.ratios[k])
+                             for k, w in sorted(p.weights.items(), key=lambda kv: -kv[1])[:4])
+        factor = "%.2fx" % p.factor if p.factor else "—"
+        print("%-26s %9s %9s %9s %7s  %s%s" % (p.bench, _pct(p.measured), _pct(p.predicted),
+                                               _pct(p.predicted_geomean), factor, families,
+                                               "; uncovered %.0f%%" % (100 * p.uncovered)
+                                               if p.uncovered > 0.005 else ""))
+    measured, predicted = geomean_pair(predictions)
+    micro = [c.relative_ops for c in split(comparisons)[1] if c.relative_ops is not None]
+    print("geometric mean: models %s, micro-suite prediction %s, plain micro-suite %s "
+          "(%d rows)" % (_pct(measured).strip(), _pct(predicted).strip(),
+                         _pct(geometric_mean(micro) if micro else None).strip(), len(micro)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,26 @@
+"""Display cells of the Models table (analysis/model_rows), for every report format."""
+
+from typing import Optional
+
+from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.analysis.model_rows import ModelRow
+from eb_torchperf.present.units import format_ratio
+
+
+def interval_text(c: Optional[Comparison]) -> str:
+    """"12.3 % – 14.0 %", or why there is none ("1 round: no interval")."""
+    if c is None or c.relative_ops is None:
+        return ""
+    if c.ci_low is None:
+        return "%d round%s: no interval" % (c.rounds, "" if c.rounds == 1 else "s")
+    rounds = " (1 round per pair)" if c.rounds <= len(c.pair_ratios) else ""
+    return "%s – %s%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high), rounds)
+
+
+def row_cells(row: ModelRow) -> dict:
+    """Display strings of one model row: model, device, inference/training and intervals."""
+    return {"model": row.model, "device": row.device,
+            "infer": format_ratio(row.infer.relative_ops) if row.infer else "",
+            "infer_interval": interval_text(row.infer),
+            "train": format_ratio(row.train.relative_ops) if row.train else "",
+            "train_interval": interval_text(row.train)}

@@ -1,0 +1,104 @@
+"""CPU micro rows for the layers the vision models spend their time in.
+
+Why (issue 17): Debian's torch 1.13 ran resnet50 at 7-8 % of the 2.13.0 wheel while
+the suite's only convolution row (3x3, 64 channels) said 44 %: resnet50's bottleneck
+blocks are mostly 1x1 convolutions, each followed by batch norm, mobilenet_v3's are
+depthwise convolutions, and a training step adds the convolution backward.  So:
+1x1 convolution (resnet50's 256 -> 64 at 56x56 and 1024 -> 256 at 14x14), depthwise
+3x3 convolution (mobilenet_v3's 240 channels at 28x28), BatchNorm2d in eval and in
+train mode (batch statistics), and one 3x3 convolution forward + backward.
+
+Sizes keep one call of Debian's reference-BLAS torch 1.13 (~1-5 GFLOP/s on the 2-core
+dev VM) under ~0.5 s, like suite_cpu.
+"""
+
+from .registry import Benchmark, register
+
+QUICK, FULL = "quick", "full"
+
+
+def _conv(torch, p):
+    torch.manual_seed(0)
+    groups = p["cin"] if p.get("depthwise") else 1
+    conv = torch.nn.Conv2d(p["cin"], p["cout"], p["k"], padding=p["k"] // 2, groups=groups,
+                           bias=False)
+    x = torch.randn(p["batch"], p["cin"], p["hw"], p["hw"])
+    return conv, x
+
+
+def _setup_conv_forward(torch, p):
+    conv, x = _conv(torch, p)
+
+    def call():
+        with torch.no_grad():
+            conv(x)
+    return call
+
+
+def _setup_conv_train(torch, p):
+    conv, x = _conv(torch, p)
+    x.requires_grad_(True)
+
+    def call():
+        conv.zero_grad(set_to_none=True)
+        x.grad = None
+        conv(x).sum().backward()
+    return call
+
+
+def _conv_flops(p):
+    per_output = p["k"] ** 2 * (1 if p.get("depthwise") else p["cin"])
+    return 2.0 * p["batch"] * p["cout"] * p["hw"] ** 2 * per_output
+
+
+def _conv_params(batch, cin, cout, hw, k=1, **extra):
+    return dict({"batch": batch, "cin": cin, "cout": cout, "hw": hw, "k": k}, **extra)
+
+
+register(Benchmark(
+    name="conv1x1", device="cpu", family="conv",
+    params={QUICK: (_conv_params(4, 256, 64, 56),),
+            FULL: (_conv_params(4, 256, 64, 56), _conv_params(16, 1024, 256, 14))},
+    setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
+    stresses=("onednn", "intra_op_threads"),
+    description="ResNet-50 bottleneck 1x1 Conv2d forward: oneDNN / thnn (im2col-free GEMM)"))
+
+register(Benchmark(
+    name="conv_depthwise", device="cpu", family="conv",
+    params={QUICK: (_conv_params(8, 240, 240, 28, k=3, depthwise=True),),
+            FULL: (_conv_params(8, 240, 240, 28, k=3, depthwise=True),)},
+    setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
+    stresses=("onednn", "intra_op_threads"),
+    description="MobileNetV3 depthwise 3x3 Conv2d forward (groups = channels)"))
+
+register(Benchmark(
+    name="conv_train", device="cpu", family="conv",
+    params={QUICK: (_conv_params(2, 64, 64, 56, k=3),),
+            FULL: (_conv_params(2, 64, 64, 56, k=3),)},
+    setup=_setup_conv_train, work=lambda p: (3 * _conv_flops(p), "flop"),
+    stresses=("onednn", "intra_op_threads"),
+    description="3x3 Conv2d forward + backward (input and weight gradients)"))
+
+
+def _setup_batchnorm(torch, p):
+    torch.manual_seed(0)
+    norm = torch.nn.BatchNorm2d(p["channels"])
+    norm.train(p["mode"] == "train")
+    x = torch.randn(p["batch"], p["channels"], p["hw"], p["hw"])
+
+    def call():
+        with torch.no_grad():
+            norm(x)
+    return call
+
+
+_BN = tuple({"batch": 8, "channels": 64, "hw": 56, "mode": m} for m in ("eval", "train"))
+
+register(Benchmark(
+    name="batchnorm", device="cpu", family="vectorised",
+    params={QUICK: _BN, FULL: _BN},
+    setup=_setup_batchnorm,
+    work=lambda p: (2.0 * 4 * p["batch"] * p["channels"] * p["hw"] ** 2, "byte"),
+    stresses=("aten_vectorised", "memory_bound", "intra_op_threads"),
+    description="BatchNorm2d forward, eval (running stats) and train (batch stats) "
+                "(fp32; bytes read + written): ATen vectorised kernels"))

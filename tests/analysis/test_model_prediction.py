@@ -1,0 +1,122 @@
+"""Models table and the micro-suite's prediction of each model (model_rows, model_prediction)."""
+
+import math
+
+import pytest
+
+from auditcases import comparisons
+from eb_torchperf.analysis import model_prediction as mp
+from eb_torchperf.analysis.model_rows import model_rows, models_geomean, split
+from eb_torchperf.present.models_view import interval_text
+from eb_torchperf.analysis.profile_diff import OpTime, WorkloadProfile, diff_profiles
+
+
+def _profile(side, ops, workload="resnet50_infer"):
+    ops = tuple(OpTime(name, seconds, 1) for name, seconds in ops)
+    return WorkloadProfile(workload, side, 1, sum(s.self_s for s in ops), 2, "x", ops)
+
+
+#: A resnet50-like profile: the reference spends 60 % in convolution, 20 % in batch
+#: norm, 10 % in the classifier GEMM, 10 % in relu / add (self CPU seconds per step).
+REFERENCE = [("aten::mkldnn_convolution", 0.06), ("aten::native_batch_norm", 0.02),
+             ("aten::addmm", 0.01), ("aten::relu_", 0.005), ("aten::add", 0.005)]
+TARGET = [("aten::mkldnn_convolution", 0.9), ("aten::native_batch_norm", 0.05),
+          ("aten::addmm", 0.05), ("aten::relu_", 0.01), ("aten::add", 0.01)]
+
+
+def _diff():
+    return diff_profiles(_profile("target", TARGET), _profile("reference", REFERENCE))
+
+
+def test_families_of_real_operator_names():
+    # the im2col + BLAS convolution (torch 1.13 names it thnn_conv2d_forward in older
+    # profiles, _slow_conv2d_forward since) and oneDNN's, forward and backward
+    assert mp.family_of("aten::thnn_conv2d_forward") == "conv_gemm"
+    assert mp.family_of("aten::_slow_conv2d_forward") == "conv_gemm"
+    assert mp.family_of("aten::_slow_conv2d_backward") == "conv_gemm_backward"
+    assert mp.family_of("aten::mkldnn_convolution") == "conv"
+    assert mp.family_of("aten::convolution_backward") == "conv_backward"
+    assert mp.family_of("aten::mkldnn_convolution_backward") == "conv_backward"
+    assert mp.family_of("aten::_native_batch_norm_legit_no_training") == "batch_norm"
+    assert mp.family_of("aten::native_batch_norm_backward") == "batch_norm"
+    assert mp.family_of("aten::addmm") == "gemm"
+    assert mp.family_of("aten::_embedding_bag") == "embedding"
+    assert mp.family_of("aten::gelu") == "vectorised"
+    assert mp.family_of("autograd::engine::evaluate_function: AddmmBackward0") == "overhead"
+    assert mp.family_of("aten::view") == "overhead"
+
+
+def test_weights_are_the_reference_time_shares():
+    weights = mp.family_weights(_diff())
+    assert weights == pytest.approx({"conv": 0.6, "batch_norm": 0.2, "gemm": 0.1,
+                                     "vectorised": 0.1})
+
+
+def test_prediction_is_time_additive_over_the_families_with_rows():
+    rows = comparisons(("conv3x3", {"hw": 56}, 0.4), ("conv1x1", {"hw": 56}, 0.1),
+                       ("batchnorm", {"mode": "eval"}, 0.5), ("linear", {}, 0.2),
+                       ("matmul_fp32", {}, 0.9), ("layernorm", {}, 0.8),
+                       ("resnet50_infer", {}, 0.08))
+    (prediction,) = mp.predict_all([_diff()], rows)
+    conv = math.sqrt(0.4 * 0.1)  # geometric mean of the two conv rows: 20 %
+    assert prediction.ratios == pytest.approx({"conv": conv, "batch_norm": 0.5, "gemm": 0.2,
+                                               "vectorised": 0.8})
+    expected = 1 / (0.6 / conv + 0.2 / 0.5 + 0.1 / 0.2 + 0.1 / 0.8)
+    assert prediction.predicted == pytest.approx(expected)  # 18.2 %
+    assert prediction.predicted_geomean == pytest.approx(
+        math.exp(0.6 * math.log(conv) + 0.2 * math.log(0.5) + 0.1 * math.log(0.2)
+                 + 0.1 * math.log(0.8)))
+    assert prediction.measured == pytest.approx(0.08)
+    assert prediction.factor == pytest.approx(expected / 0.08)
+    assert prediction.uncovered == pytest.approx(0.0)
+    measured, predicted = mp.geomean_pair([prediction])
+    assert (measured, predicted) == pytest.approx((0.08, expected))
+
+
+def test_families_without_rows_are_left_out_and_reported():
+    rows = comparisons(("conv3x3", {}, 0.25), ("resnet50_infer", {}, 0.2))
+    (prediction,) = mp.predict_all([_diff()], rows)
+    assert prediction.weights == {"conv": 1.0}
+    assert prediction.predicted == pytest.approx(0.25)
+    assert prediction.uncovered == pytest.approx(0.4)
+    # no micro row of any family: no prediction
+    assert mp.predict_all([_diff()], comparisons(("resnet50_infer", {}, 0.2))) == []
+
+
+def test_models_table_folds_the_two_modes_and_splits_the_micro_rows():
+    rows = comparisons(("conv3x3", {}, 0.44), ("resnet50_infer", {}, 0.08),
+                       ("resnet50_train", {}, 0.07), ("bert_infer", {}, 0.017))
+    models, micro = split(rows)
+    assert [c.bench for c in micro] == ["conv3x3"]
+    table = model_rows(rows)
+    assert [(r.model, r.device, r.infer.bench, r.train and r.train.bench) for r in table] == [
+        ("resnet50", "cpu", "resnet50_infer", "resnet50_train"),
+        ("bert", "cpu", "bert_infer", None)]
+    assert models_geomean(rows) == pytest.approx((0.08 * 0.07 * 0.017) ** (1 / 3))
+    # one pair of 4 rounds: the within-run interval
+    assert interval_text(table[0].infer) == "%s – %s" % (
+        "%.1f %%" % (100 * table[0].infer.ci_low), "%.1f %%" % (100 * table[0].infer.ci_high))
+    assert interval_text(None) == ""
+
+
+def test_one_measured_round_says_it_has_no_interval():
+    from auditcases import bench_pair
+    from eb_torchperf.analysis.compare import compare_pair
+    target, reference = bench_pair("resnet50_train", {}, 0.01, rounds=1)
+    c = compare_pair([target], [reference])
+    assert c.ci_low is None and c.rounds == 1
+    assert interval_text(c) == "1 round: no interval"
+
+
+def test_the_im2col_convolution_is_predicted_from_the_plain_gemm_row():
+    """Debian's torch 1.13 at one thread runs resnet50's 1x1 convolutions on the im2col
+    + BLAS path: that share of the step is predicted from matmul_fp32, not the conv rows."""
+    reference = [("aten::mkldnn_convolution", 0.05), ("aten::_slow_conv2d_forward", 0.05)]
+    target = [("aten::mkldnn_convolution", 0.06), ("aten::_slow_conv2d_forward", 0.8)]
+    diff = diff_profiles(_profile("target", target), _profile("reference", reference))
+    rows = comparisons(("conv3x3", {}, 0.9), ("matmul_fp32", {}, 0.06), ("linear", {}, 0.03),
+                       ("resnet50_infer", {}, 0.11))
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.weights == pytest.approx({"conv": 0.5, "conv_gemm": 0.5})
+    assert prediction.ratios == pytest.approx({"conv": 0.9, "conv_gemm": 0.06})
+    assert prediction.predicted == pytest.approx(1 / (0.5 / 0.9 + 0.5 / 0.06))  # 11.2 %
