@@ -28,5 +28,5 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 echo "setup: installing eb_torchperf into .venv" >&2
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,easybuild]' 'torch==2.13.0'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,easybuild]' 'torch==2.13.0' 'torchvision==0.28.0'
 echo "setup: done" >&2

@@ -100,7 +100,7 @@ def _fleet_arguments(fleet) -> None:
                             "-m eb_torchperf.cli)")
     fleet.add_argument("--fail-on", choices=("warning", "error", "never"), default="error",
                        help="exit 1 when a job has a finding at or above this severity "
-                            "(default: error; a failed or unfinished job always exits 1)")
+                            "(default: error; a failed or unfinished job always exits 2)")
 
 
 def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
