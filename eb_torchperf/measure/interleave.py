@@ -22,7 +22,6 @@ import socket
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
-
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.measure.isolation import SAME_TORCH_HINT, reference_overrides, same_torch_problem
