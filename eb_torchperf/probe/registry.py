@@ -101,6 +101,18 @@ def core_factor(cores: Optional[int]) -> float:
     return max(1.0, (cores or BASE_CORES) / BASE_CORES)
 
 
+def scaled(key, power=1.0, cap=8.0, multiple=1):
+    """A Benchmark.scale: params[key] times core_factor(cores)**power (at most `cap`
+    times), rounded to `multiple`; the identity on the 2-core dev machine."""
+    def scale(params, cores):
+        factor = min(cap, core_factor(cores) ** power)
+        if factor > 1.0:
+            value = int(round(params[key] * factor / multiple)) * multiple
+            params = dict(params, **{key: max(params[key], value)})
+        return params
+    return scale
+
+
 def register(bench: Benchmark) -> Benchmark:
     """Add `bench` to the registry; a second benchmark with the same name is an error."""
     if bench.name in REGISTRY:

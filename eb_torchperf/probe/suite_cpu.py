@@ -21,7 +21,7 @@ A/A ratios of a 16 M add spread 31.5 % with torch.randn inputs and 3.5 % with in
 touched this way.  The values are those of torch.randn (randn is empty + normal_).
 """
 
-from .registry import Benchmark, core_factor, register
+from .registry import Benchmark, register, scaled
 
 QUICK, FULL = "quick", "full"
 
@@ -41,21 +41,9 @@ def _tensor(torch, *shape, dtype=None, random=True):
     return t if dtype is None else t.to(dtype)
 
 
-def _scaled(key, power=1.0, cap=8.0, multiple=1):
-    """scale(params, cores): params[key] times core_factor**power (at most `cap` times),
-    rounded to `multiple`; the identity on the 2-core dev machine."""
-    def scale(params, cores):
-        factor = min(cap, core_factor(cores) ** power)
-        if factor > 1.0:
-            value = int(round(params[key] * factor / multiple)) * multiple
-            params = dict(params, **{key: max(params[key], value)})
-        return params
-    return scale
-
-
 #: GEMM edge grows with the cube root of the cores (constant work per core), at most
 #: 3x (1536 from 512; 1024 on 16 cores), so the 1-thread row stays bounded.
-_GEMM_SCALE = _scaled("n", power=1 / 3, cap=3.0, multiple=64)
+_GEMM_SCALE = scaled("n", power=1 / 3, cap=3.0, multiple=64)
 
 
 def _bf16_available(torch, facts):
@@ -120,7 +108,7 @@ register(Benchmark(
     params={QUICK: ({"tokens": 256, "in": 1024, "out": 1024},),
             FULL: ({"tokens": 256, "in": 1024, "out": 1024},
                    {"tokens": 2048, "in": 1024, "out": 4096})},
-    setup=_setup_linear, scale=_scaled("tokens", cap=8.0),
+    setup=_setup_linear, scale=scaled("tokens", cap=8.0),
     work=lambda p: (2.0 * p["tokens"] * p["in"] * p["out"], "flop"),
     description="nn.Linear forward (addmm): BLAS"))
 
@@ -143,7 +131,7 @@ register(Benchmark(
     params={QUICK: ({"batch": 4, "channels": 64, "hw": 56},),
             FULL: ({"batch": 16, "channels": 64, "hw": 56},
                    {"batch": 16, "channels": 256, "hw": 14})},
-    setup=_setup_conv, scale=_scaled("batch", cap=8.0),
+    setup=_setup_conv, scale=scaled("batch", cap=8.0),
     work=lambda p: (2.0 * p["batch"] * p["channels"] ** 2 * 9 * p["hw"] ** 2, "flop"),
     description="ResNet-like 3x3 Conv2d forward: oneDNN / NNPACK / thnn"))
 
@@ -192,14 +180,14 @@ register(Benchmark(
     name="bert_layer_infer", device="cpu", family="transformer",
     stresses=("blas", "intra_op_threads"),
     params=_BERT, setup=_setup_bert_infer, work=lambda p: (_encoder_flops(p), "flop"),
-    scale=_scaled("batch", cap=8.0),
+    scale=scaled("batch", cap=8.0),
     description="BERT-base-like TransformerEncoderLayer, eval forward"))
 
 register(Benchmark(
     name="bert_layer_train", device="cpu", family="transformer",
     stresses=("blas", "intra_op_threads"),
     params=_BERT, setup=_setup_bert_train, work=lambda p: (3 * _encoder_flops(p), "flop"),
-    scale=_scaled("batch", cap=8.0),
+    scale=scaled("batch", cap=8.0),
     description="BERT-base-like TransformerEncoderLayer, forward + backward"))
 
 
