@@ -9,14 +9,14 @@ import sys
 import time
 
 from eb_torchperf.measure.interleave import run_audit
-from eb_torchperf.analysis.compare import compare, geomean_relative_ops
+from eb_torchperf.analysis.compare import compare, geomean_relative_ops, needs_more_pairs
 
 
 def main(argv):
     target = argv[1] if len(argv) > 1 else "/usr/bin/python3"
     reference = argv[2] if len(argv) > 2 else sys.executable
     start = time.monotonic()
-    result = run_audit(target, reference, "quick")
+    result = run_audit(target, reference, "quick", judge=needs_more_pairs)
     wall = time.monotonic() - start
     comparisons = compare(result)
     for c in comparisons:

@@ -93,7 +93,10 @@ def add_audit_arguments(parser) -> None:
                         help="an A/A run: allow both sides to load the same torch (same "
                              "torch/__init__.py or build fingerprint); otherwise such an "
                              "audit stops before measuring (exit 2)")
-    parser.add_argument("--pairs", type=int, help="fresh worker pairs (default by suite)")
+    parser.add_argument("--pairs", type=int,
+                        help="fresh worker pairs, exactly (default by suite: 3, then extra "
+                             "pairs for the rows whose interval is wider than ±5 %% while "
+                             "the time budget lasts)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="a worker silent this long, also while it imports torch, is taken "
                              "as hung and killed (default 300)")

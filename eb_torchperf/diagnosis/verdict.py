@@ -16,6 +16,7 @@ from eb_torchperf.records.measurements import AuditResult
 
 #: Why the geometric mean is what it is (Verdict.speed).
 SPEEDS = ("measured",           # a geometric mean over the benchmarks of both sides
+          "inconclusive",       # measured on both sides, every row inconclusive (issue 16)
           "no-pair",            # a reference, but no benchmark measured on both sides
           "nothing-measured",   # no measurement at all (everything skipped)
           "no-reference")       # absolute rates only
@@ -42,6 +43,8 @@ class Verdict:
         problem: the last error of an audit cut short ("" when none was recorded).
         speed: one of SPEEDS, why `geomean` is (or is not) there.
         skipped: distinct benchmarks (with parameters) skipped.
+        inconclusive: rows shown as inconclusive (analysis.precision): not in the
+            geometric mean, no finding.
     """
 
     level: str
@@ -58,11 +61,14 @@ class Verdict:
     problem: str
     speed: str
     skipped: int
+    inconclusive: int = 0
 
 
-def _speed(result: AuditResult, geomean: Optional[float]) -> str:
+def _speed(result: AuditResult, geomean: Optional[float], inconclusive: int) -> str:
     if geomean is not None:
         return "measured"
+    if inconclusive:
+        return "inconclusive"
     if not result.complete and result.reference is not None:
         return "no-pair"
     if not result.results:
@@ -96,5 +102,6 @@ def assess(result: AuditResult, comparisons: Sequence[Comparison], fail_on: str 
         benchmarks=sum(c.relative_ops is not None for c in comparisons), counts=counts,
         findings=findings, blocking=blocking, warnings=warnings, below_minimum=below,
         minimum=minimum, complete=result.complete, problem=problem,
-        speed=_speed(result, geomean),
-        skipped=len({(s["bench"], str(s["params"])) for s in result.skipped}))
+        speed=_speed(result, geomean, sum(c.inconclusive for c in comparisons)),
+        skipped=len({(s["bench"], str(s["params"])) for s in result.skipped}),
+        inconclusive=sum(c.inconclusive for c in comparisons))

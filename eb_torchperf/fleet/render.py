@@ -19,7 +19,8 @@ from eb_torchperf.fleet.plan import FleetManifest
 
 MISSING = "—"
 LEGEND = ("`*` significant: the 95 %% interval excludes 100 %% and the difference exceeds the "
-          "%d %% A/A floor; `~` noisy. Without a reference, cells are absolute rates."
+          "%d %% A/A floor; `~` noisy (no interval). Without a reference, cells are "
+          "absolute rates; \"inconclusive\": the interval stayed wider than ±10 %%."
           % round(100 * AA_FLOOR))
 
 
@@ -100,6 +101,8 @@ def cell_text(c: Optional[Comparison]) -> str:
     """"98.2 % *" (relative OPS with marks), the target's rate without a reference."""
     if c is None:
         return MISSING
+    if c.inconclusive:
+        return "inconclusive"
     if c.relative_ops is None:
         return "%.3g %s" % (c.target.value, c.target.unit) if c.target else MISSING
     marks = ("*" if c.significant else "") + ("~" if c.noisy else "")

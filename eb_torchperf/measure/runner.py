@@ -131,7 +131,7 @@ class Worker:
         return [self.python, "-s", "-m", PROBE_PACKAGE, "--worker", "--reply-fd", str(reply_fd)]
 
     def start(self) -> dict:
-        """Start the process and wait for its hello.
+        """Start the process and wait for its hello (spawn, then wait_started).
 
         Returns:
             the hello dict (torch_version, pid, executable).
@@ -139,6 +139,16 @@ class Worker:
         Raises:
             ProbeError: the interpreter cannot start, torch fails to import, or no hello
                 within start_timeout_s.
+        """
+        self.spawn()
+        return self.wait_started()
+
+    def spawn(self) -> None:
+        """Start the process without waiting: two workers then import torch at the same
+        time (the audit starts both sides of a pair so; one import less per pair).
+
+        Raises:
+            ProbeError: the interpreter cannot start.
         """
         read_fd, write_fd = os.pipe()
         self._stderr = tempfile.TemporaryFile()
@@ -156,6 +166,9 @@ class Worker:
         finally:
             os.close(write_fd)
         self._reply_fd = read_fd
+
+    def wait_started(self) -> dict:
+        """Wait for the hello of a spawned worker; see start()."""
         reply = self._read_reply(self.start_timeout_s, "starting (import torch)")
         if not reply.get("ok"):
             self.kill()

@@ -7,8 +7,9 @@ trusted on input.  Keys (all numbers raw: relative OPS as a ratio, 1.0 = equal):
 
 - `rows`: one per benchmark key: bench, params, family ("cpu/gemm"),
   relative_ops, ci_low, ci_high (95 % interval over worker pairs), significant,
-  noisy, rounds, pair_ratios, target/reference {value, unit, median_s, samples,
-  rel_iqr} (None where a side was not measured).
+  noisy, rounds, pairs, inconclusive (then relative_ops is None and `estimate` keeps
+  the number: analysis.precision), estimate, pair_ratios, target/reference {value, unit,
+  median_s, samples, rel_iqr} (None where a side was not measured).
 - `geomean_relative_ops`, `aa_floor`.
 - `differences`: differences.Difference.to_json() per difference.
 - `verdict`: {"level": "ok"|"info"|"warning"|"error", "text": the verdict line}.
@@ -35,6 +36,7 @@ def row(c: Comparison) -> dict:
     return {"bench": c.bench, "params": c.params, "family": row_scope(c.bench),
             "relative_ops": c.relative_ops, "ci_low": c.ci_low, "ci_high": c.ci_high,
             "significant": c.significant, "noisy": c.noisy, "rounds": c.rounds,
+            "pairs": c.pairs, "inconclusive": c.inconclusive, "estimate": c.estimate,
             "pair_ratios": list(c.pair_ratios), "target": _rate(c.target),
             "reference": _rate(c.reference)}
 

@@ -11,8 +11,8 @@ from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
 from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import ConfigRow
 from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers)
-    display_unit, evidence_text, format_params, format_rate, format_ratio, format_seconds,
-    format_share)
+    comparison_note, display_unit, evidence_text, format_params, format_rate, format_ratio,
+    format_relative, format_seconds, format_share)
 
 
 #: Width used when output is not a terminal (a log, a pipe): wide enough that the
@@ -42,10 +42,8 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
         if with_reference:
             ci = ("%s–%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high))
                   if c.ci_low is not None else "")
-            note = ", ".join(n for n, on in (("significant", c.significant),
-                                            ("noisy", c.noisy)) if on)
-            row += [format_rate(c.reference), format_ratio(c.relative_ops)] + \
-                ([ci] if intervals else []) + [note]
+            row += [format_rate(c.reference), format_relative(c)] + \
+                ([ci] if intervals else []) + [comparison_note(c)]
         table.add_row(*map(escape.rich_text, row))
     geo = geomean_relative_ops(comparisons)
     if with_reference and geo is not None:
@@ -119,6 +117,10 @@ class AuditProgress:
         if event == "start":
             self.progress.update(self.task, description=escape.rich_text(
                 "pair %d: starting %s (%s)" % (info["pair"] + 1, info["side"], info["python"])))
+        elif event == "bench" and info.get("extra"):
+            self.progress.update(self.task, description=escape.rich_text(
+                "extra pair %d (widest rows): %s %s" % (info["pair"] + 1, info["name"],
+                                                       format_params(info["params"]))))
         elif event == "bench":
             done = info["pair"] * info["total"] + info["index"]
             self.progress.update(self.task, completed=done, description=escape.rich_text(

@@ -45,6 +45,20 @@ def format_ratio(value: Optional[float]) -> str:
     return "" if value is None else "%.1f %%" % (100 * value)
 
 
+def format_relative(c) -> str:
+    """The relative-OPS cell of a compare.Comparison: the ratio, or "inconclusive"."""
+    return "inconclusive" if c.inconclusive else format_ratio(c.relative_ops)
+
+
+def comparison_note(c) -> str:
+    """Note cell of a compare.Comparison: the flags that change how to read the row, and
+    what it got ("significant · 4 pairs, 12 rounds"; adaptive rounds, issue 16)."""
+    flags = [n for n, on in (("significant", c.significant), ("noisy", c.noisy)) if on]
+    if c.pairs:
+        flags.append("%d pair%s, %d rounds" % (c.pairs, "" if c.pairs == 1 else "s", c.rounds))
+    return " · ".join(flags)
+
+
 def format_seconds(value: float) -> str:
     """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
     for factor, suffix, smallest in _TIME_UNITS:

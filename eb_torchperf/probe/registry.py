@@ -8,6 +8,7 @@ plan an audit, so host and target agree on names.
 """
 
 import dataclasses
+import json
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 #: Units of work per call, and the rate each becomes in reports.
@@ -47,6 +48,10 @@ class Benchmark:
         min_rounds: rounds per pair at least, below the audit's own (None: the audit's);
             whole models (suite_models) use 1, so a build at 1 % still ends.
         budget_s: the benchmark's own bench_budget_s (None: the audit's).
+        scale: (params, cores) -> params for a benchmark that runs on all allowed
+            cores: its size grows with the host so that a 16-128-core node does not
+            time fork/join instead of the kernel (issue 16).  Applied by plan() on the
+            host, so both sides get the same sizes and the results record them.
     """
 
     name: str
@@ -59,14 +64,15 @@ class Benchmark:
     description: str = ""
     min_sample_s: float = 0.0
     stresses: Tuple[str, ...] = ()
+    min_rounds: Optional[int] = None
+    budget_s: Optional[float] = None
+    scale: Optional[Callable[[dict, int], dict]] = None
 
     def __post_init__(self):
         unknown = set(self.stresses) - set(STRESSES)
         if unknown:
             raise ValueError("benchmark %r: unknown stresses %s (known: %s)"
                              % (self.name, sorted(unknown), ", ".join(STRESSES)))
-    min_rounds: Optional[int] = None
-    budget_s: Optional[float] = None
 
     @property
     def suites(self) -> str:
@@ -79,6 +85,32 @@ class Benchmark:
 
 
 REGISTRY: Dict[str, Benchmark] = {}
+
+#: Core count the suites' sizes were chosen for (the 2-core dev machine): scale() is the
+#: identity up to this many cores.
+BASE_CORES = 2
+
+
+def params_json(params: dict) -> str:
+    """Canonical JSON of a parameter dict (a key for grouping)."""
+    return json.dumps(params, sort_keys=True)
+
+
+def core_factor(cores: Optional[int]) -> float:
+    """How many times the dev machine's cores a host has (>= 1)."""
+    return max(1.0, (cores or BASE_CORES) / BASE_CORES)
+
+
+def scaled(key, power=1.0, cap=8.0, multiple=1):
+    """A Benchmark.scale: params[key] times core_factor(cores)**power (at most `cap`
+    times), rounded to `multiple`; the identity on the 2-core dev machine."""
+    def scale(params, cores):
+        factor = min(cap, core_factor(cores) ** power)
+        if factor > 1.0:
+            value = int(round(params[key] * factor / multiple)) * multiple
+            params = dict(params, **{key: max(params[key], value)})
+        return params
+    return scale
 
 
 def register(bench: Benchmark) -> Benchmark:
@@ -110,8 +142,12 @@ def load_suites() -> Dict[str, Benchmark]:
 
 
 def plan(suite: str, devices: Sequence[str] = ("cpu",),
-         only: Optional[Sequence[str]] = None) -> List[Tuple[str, dict]]:
+         only: Optional[Sequence[str]] = None,
+         cores: Optional[int] = None) -> List[Tuple[str, dict]]:
     """List (benchmark name, params) pairs of `suite` on `devices`, in registry order.
+
+    With `cores` (the allowed core count of the host), benchmarks with a `scale` get
+    sizes for that many cores; None or <= BASE_CORES: the registered sizes.
 
     Raises:
         ValueError: unknown suite, a name in `only` that is not registered, or nothing
@@ -124,7 +160,8 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
     if unknown:
         raise ValueError("unknown benchmark(s): %s (known: %s)"
                          % (", ".join(unknown), ", ".join(registry)))
-    planned = [(b.name, dict(p)) for b in registry.values()
+    planned = [(b.name, b.scale(dict(p), cores) if b.scale and cores else dict(p))
+               for b in registry.values()
                if b.device in devices and (not only or b.name in only)
                for p in b.params_for(suite)]
     if not planned:

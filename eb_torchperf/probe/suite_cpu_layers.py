@@ -12,7 +12,7 @@ Sizes keep one call of Debian's reference-BLAS torch 1.13 (~1-5 GFLOP/s on the 2
 dev VM) under ~0.5 s, like suite_cpu.
 """
 
-from .registry import Benchmark, register
+from .registry import Benchmark, register, scaled
 
 QUICK, FULL = "quick", "full"
 
@@ -59,6 +59,7 @@ register(Benchmark(
     name="conv1x1", device="cpu", family="conv",
     params={QUICK: (_conv_params(4, 256, 64, 56),),
             FULL: (_conv_params(4, 256, 64, 56), _conv_params(16, 1024, 256, 14))},
+    scale=scaled("batch", cap=8.0),
     setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
     stresses=("onednn", "intra_op_threads"),
     description="ResNet-50 bottleneck 1x1 Conv2d forward: oneDNN / thnn (im2col-free GEMM)"))
@@ -67,6 +68,7 @@ register(Benchmark(
     name="conv_depthwise", device="cpu", family="conv",
     params={QUICK: (_conv_params(8, 240, 240, 28, k=3, depthwise=True),),
             FULL: (_conv_params(8, 240, 240, 28, k=3, depthwise=True),)},
+    scale=scaled("batch", cap=8.0),
     setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
     stresses=("onednn", "intra_op_threads"),
     description="MobileNetV3 depthwise 3x3 Conv2d forward (groups = channels)"))
@@ -75,6 +77,7 @@ register(Benchmark(
     name="conv_train", device="cpu", family="conv",
     params={QUICK: (_conv_params(2, 64, 64, 56, k=3),),
             FULL: (_conv_params(2, 64, 64, 56, k=3),)},
+    scale=scaled("batch", cap=8.0),
     setup=_setup_conv_train, work=lambda p: (3 * _conv_flops(p), "flop"),
     stresses=("onednn", "intra_op_threads"),
     description="3x3 Conv2d forward + backward (input and weight gradients)"))
@@ -97,6 +100,7 @@ _BN = tuple({"batch": 8, "channels": 64, "hw": 56, "mode": m} for m in ("eval", 
 register(Benchmark(
     name="batchnorm", device="cpu", family="vectorised",
     params={QUICK: _BN, FULL: _BN},
+    scale=scaled("batch", cap=8.0),
     setup=_setup_batchnorm,
     work=lambda p: (2.0 * 4 * p["batch"] * p["channels"] * p["hw"] ** 2, "byte"),
     stresses=("aten_vectorised", "memory_bound", "intra_op_threads"),

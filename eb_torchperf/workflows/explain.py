@@ -47,8 +47,8 @@ def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
     extra, not_changeable = difftrials.plan_difference_trials(baseline)
     trials, skipped = trials + extra, skipped + not_changeable
     fields = {f.name for f in dataclasses.fields(RunnerOptions)}
-    options = options or RunnerOptions(**{k: v for k, v in dict(baseline.options, pairs=1).items()
-                                          if k in fields})
+    one_pair = dict(baseline.options, pairs=1, max_pairs=1)  # trials: one pair, no extra
+    options = options or RunnerOptions(**{k: v for k, v in one_pair.items() if k in fields})
     return run_trials(baseline, trials, options, progress), skipped
 
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from eb_torchperf.present.analysis_doc import analysis as analysis_section
-from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.analysis.compare import Comparison, compare, needs_more_pairs
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import Finding, exit_status
@@ -132,7 +132,8 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
         audit = AuditRun(target, reference, request.suite, plan.options,
                          only=list(request.only) or None, devices=tuple(request.devices),
                          target_env=dict(plan.target_env), reference_env=request.reference_env,
-                         reference_env_extra=dict(plan.reference_extra))
+                         reference_env_extra=dict(plan.reference_extra),
+                         judge=needs_more_pairs)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if display.audit_progress:

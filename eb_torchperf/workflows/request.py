@@ -219,8 +219,8 @@ def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
     changes = {}
     if timeout_s is not None:
         changes.update(request_timeout_s=timeout_s, start_timeout_s=timeout_s)
-    if pairs is not None:
-        changes["pairs"] = pairs
+    if pairs is not None:  # an explicit count: exactly that many, no extra pairs (issue 16)
+        changes.update(pairs=pairs, max_pairs=pairs)
     try:
         return dataclasses.replace(SUITE_OPTIONS[suite], **changes)
     except ValueError as exc:

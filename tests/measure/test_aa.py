@@ -13,12 +13,15 @@ import dataclasses
 import pytest
 
 from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun
-from eb_torchperf.analysis.compare import AA_FLOOR, compare, geomean_relative_ops
+from eb_torchperf.analysis.compare import (AA_FLOOR, compare, geomean_relative_ops,
+                                           needs_more_pairs)
+from eb_torchperf.analysis.stats import geometric_mean
 
 
 def _aa_audit(wheel_python, only):
     options = dataclasses.replace(SUITE_OPTIONS["quick"], allow_same_torch=True)
-    result = AuditRun(wheel_python, wheel_python, "quick", options, only=only).run()
+    result = AuditRun(wheel_python, wheel_python, "quick", options, only=only,
+                      judge=needs_more_pairs).run()
     comparisons = compare(result)
     assert result.complete and len(comparisons) == len(only)
     return comparisons
@@ -27,16 +30,21 @@ def _aa_audit(wheel_python, only):
 def test_wheel_against_itself(wheel_python):
     """One retry: a load spike from another process on a shared 2-core machine moved the
     geomean to 108 % once (CI's own run had the machine to itself); a systematic bias of
-    the runner shows in both attempts."""
+    the runner shows in both attempts.  The bias check uses every row's estimate, also
+    of rows shown as inconclusive (under load all five can be: issue 16)."""
     only = ["matmul_fp32", "layernorm", "add_bandwidth", "dispatch", "conv3x3"]
     for _attempt in (1, 2):
         comparisons = _aa_audit(wheel_python, only)
         significant = [(c.bench, c.relative_ops, c.ci_low, c.ci_high, c.pair_ratios)
                        for c in comparisons if c.significant]
-        geomean = geomean_relative_ops(comparisons)
-        if not significant and abs(geomean - 1.0) <= AA_FLOOR:
+        bias = geometric_mean([c.estimate for c in comparisons])
+        if not significant and abs(bias - 1.0) <= AA_FLOOR:
             break
     assert not significant, significant
+    options = SUITE_OPTIONS["quick"]
     for c in comparisons:
-        assert len(c.pair_ratios) == SUITE_OPTIONS["quick"].pairs
-    assert geomean == pytest.approx(1.0, abs=AA_FLOOR)
+        assert options.pairs <= len(c.pair_ratios) == c.pairs <= options.max_pairs
+        assert c.inconclusive == (c.relative_ops is None)
+    assert bias == pytest.approx(1.0, abs=AA_FLOOR)
+    geomean = geomean_relative_ops(comparisons)
+    assert geomean is None or geomean == pytest.approx(1.0, abs=2 * AA_FLOOR)

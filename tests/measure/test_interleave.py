@@ -3,7 +3,8 @@
 import pytest
 
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
-from eb_torchperf.analysis.compare import compare
+from eb_torchperf.analysis import precision
+from eb_torchperf.analysis.compare import compare, needs_more_pairs
 from eb_torchperf.errors import ProbeError
 
 from faults import faulty_python
@@ -180,3 +181,85 @@ def test_model_rows_take_one_round_then_their_own_budget(monkeypatch):
     assert by_bench["matmul_fp32"].rounds == 2 and by_bench["matmul_fp32"].ci_low is not None
     # the other row keeps the suite's rounds (its budget is the suite's 100 s: max_rounds)
     assert runs.count(("target", "dispatch")) == 2 * 50
+class BiasedFakeWorker(FakeWorker):
+    """Each fresh target process is 20 % faster or slower than the last (a per-process
+    bias, issue 16) on matmul_fp32; dispatch is steady."""
+
+    starts = 0
+
+    def start(self):
+        if self.label == "target":
+            BiasedFakeWorker.starts += 1
+        self.bias = 1.2 if BiasedFakeWorker.starts % 2 else 1 / 1.2
+        return super().start()
+
+    def request(self, op, timeout_s, **fields):
+        reply = super().request(op, timeout_s, **fields)
+        if op == "run" and self.label == "target" and fields["bench"] == "matmul_fp32":
+            reply = dict(reply, times_s=[0.001 * self.bias])
+        elif op == "run" and self.label == "target":
+            reply = dict(reply, times_s=[0.001])
+        return reply
+
+
+def _adaptive_run(judge=needs_more_pairs, **option_overrides):
+    BiasedFakeWorker.starts = 0
+    fields = dict(pairs=2, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=2,
+                  max_rounds=2, bench_budget_s=10.0, max_pairs=5, row_budget_s=30.0)
+    fields.update(option_overrides)
+    log = []
+    audit = AuditRun("/t", "/r", "quick", RunnerOptions(**fields),
+                     only=["matmul_fp32", "dispatch"],
+                     worker_factory=lambda *a: BiasedFakeWorker(log, *a), judge=judge)
+    return audit.run(), log
+
+
+def test_wide_rows_get_extra_pairs_until_max_pairs():
+    result, log = _adaptive_run()
+    pairs = {c.bench: c.pairs for c in compare(result)}
+    # matmul's pairs alternate 1.2 / 0.83: always wider than ±5 %, so it gets every
+    # extra pair; dispatch is exact after the first two pairs and gets none
+    assert pairs == {"matmul_fp32": 5, "dispatch": 2}
+    assert log.count(("target", "start")) == 5
+    assert [r.pair for r in result.results if r.bench == "dispatch"] == [0, 0, 1, 1]
+
+
+def test_no_extra_pairs_without_time_budget_or_reference():
+    result, log = _adaptive_run(row_budget_s=None)
+    assert log.count(("target", "start")) == 2
+    result, log = _adaptive_run(row_budget_s=1e-6)  # spent before any extra pair fits
+    assert log.count(("target", "start")) == 2
+    result, log = _adaptive_run(judge=None)  # no judge: the measuring layer does no stats
+    assert log.count(("target", "start")) == 2
+
+
+def test_runner_target_is_the_stated_precision_target():
+    assert RunnerOptions().target_half_width == precision.ADAPTIVE_HALF_WIDTH
+
+
+def test_max_pairs_below_pairs_is_refused():
+    with pytest.raises(ValueError, match="max_pairs"):
+        RunnerOptions(pairs=3, max_pairs=2)
+
+
+class SpawningFakeWorker(FakeWorker):
+    """A worker with spawn / wait_started, as runner.Worker has."""
+
+    def spawn(self):
+        self.log.append((self.label, "spawn"))
+
+    def wait_started(self):
+        self.log.append((self.label, "wait"))
+        return self.start()
+
+
+def test_both_sides_of_a_pair_import_at_once():
+    log = []
+    audit = AuditRun("/t", "/r", "quick", FAST, only=["dispatch"],
+                     worker_factory=lambda *a: SpawningFakeWorker(log, *a))
+    assert audit.run().complete
+    starting = [(side, op) for side, op, *rest in log if op in ("spawn", "wait")]
+    assert starting == [("target", "spawn"), ("reference", "spawn"),
+                        ("target", "wait"), ("reference", "wait"),
+                        ("reference", "spawn"), ("target", "spawn"),
+                        ("reference", "wait"), ("target", "wait")]

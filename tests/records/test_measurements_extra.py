@@ -38,3 +38,4 @@ def test_extra_needs_one_block_per_block():
 def test_extra_times_must_be_positive_and_finite(bad):
     with pytest.raises(ValueError, match="extra metric 'gpu_s': times must be finite and > 0"):
         _result(extra_s={"gpu_s": ((bad, 1e-4), (1e-4,))})
+

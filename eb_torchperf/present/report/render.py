@@ -9,6 +9,7 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
 from eb_torchperf.diagnosis.verdict import assess
+from eb_torchperf.analysis.precision import INCONCLUSIVE_HALF_WIDTH
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings
@@ -49,7 +50,13 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     speed = {
         "measured": lambda: (models_speed(models, micro) if geomean_relative_ops(models)
                              else "target at %s of the reference (geometric mean of %d "
-                                  "benchmarks)" % (pct(judged.geomean), judged.benchmarks)),
+                                  "benchmarks%s)" % (pct(judged.geomean), judged.benchmarks,
+                                                     "; %d inconclusive" % judged.inconclusive
+                                                     if judged.inconclusive else "")),
+        "inconclusive": lambda: "%d of %d benchmark%s inconclusive (95 %% interval wider "
+                                "than ±%.0f %%)" % (judged.inconclusive, len(comparisons),
+                                                    "" if len(comparisons) == 1 else "s",
+                                                    100 * INCONCLUSIVE_HALF_WIDTH),
         "no-pair": lambda: "no benchmark measured on both sides",
         "nothing-measured": lambda: "nothing measured (%d benchmark%s skipped)" % (
             judged.skipped, "" if judged.skipped == 1 else "s"),

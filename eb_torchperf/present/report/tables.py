@@ -11,7 +11,7 @@ import pandas as pd
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.records.measurements import AuditResult, params_key
-from eb_torchperf.present.terminal import format_params, format_rate, format_ratio
+from eb_torchperf.present.units import comparison_note, format_params, format_rate, format_ratio
 
 #: (upper limit in seconds, scale, unit) for time display, smallest first.
 TIME_UNITS = ((1e-6, 1e9, "ns"), (1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (float("inf"), 1.0, "s"))
@@ -47,10 +47,12 @@ def comparison_frame(comparisons: Sequence[Comparison],
             "benchmark": c.bench, "params": format_params(c.params),
             "target": format_rate(c.target), "reference": format_rate(c.reference),
             "relative_ops": c.relative_ops, "ci_low": c.ci_low, "ci_high": c.ci_high,
-            "peak_fraction": fraction, "rounds": c.rounds,
-            "significant": c.significant, "noisy": c.noisy})
+            "peak_fraction": fraction, "rounds": c.rounds, "pairs": c.pairs,
+            "significant": c.significant, "noisy": c.noisy, "inconclusive": c.inconclusive,
+            "note": comparison_note(c)})
     columns = ["benchmark", "params", "target", "reference", "relative_ops", "ci_low",
-               "ci_high", "peak_fraction", "rounds", "significant", "noisy"]
+               "ci_high", "peak_fraction", "rounds", "pairs", "significant", "noisy",
+               "inconclusive", "note"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
@@ -59,12 +61,12 @@ def ops_rows(frame: pd.DataFrame) -> List[dict]:
     shown = pd.DataFrame({
         "benchmark": frame["benchmark"], "params": frame["params"],
         "target": frame["target"], "reference": frame["reference"],
-        "relative_ops": frame["relative_ops"].map(pct),
+        "relative_ops": ["inconclusive" if flag else pct(value) for value, flag
+                         in zip(frame["relative_ops"], frame["inconclusive"])],
         "interval": [("%s – %s" % (pct(lo), pct(hi))) if not pd.isna(lo) else ""
                      for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
         "peak": frame["peak_fraction"].map(pct),
-        "note": [", ".join(n for n, on in (("significant", s), ("noisy", z)) if on)
-                 for s, z in zip(frame["significant"], frame["noisy"])],
+        "note": frame["note"],
     })
     return shown.to_dict("records")
 

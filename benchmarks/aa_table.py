@@ -1,0 +1,146 @@
+"""Run N A/A audits (one interpreter against itself) and tabulate how far each row strays.
+
+Usage:
+  python benchmarks/aa_table.py [--runs N] [--python PY] [--device cpu|cuda|all]
+                                [--suite quick|full] [--only BENCH ...] [--markdown FILE]
+
+Per row: the relative OPS of every run ("inc." where the row was inconclusive), the
+worst |1 - ratio| over the conclusive runs, the median 95 % interval half-width (log
+scale, as a percentage), the pairs it got (adaptive rounds) and how often it was
+inconclusive or significant; then the wall time and inconclusive count per run, and
+the issue-16 acceptance checks (every row within ±5 % or inconclusive, the median
+half-width of the CPU rows).  The same figure measured the same way on any host; it is
+a benchmark, not a test: run it on a quiet machine.
+"""
+
+import argparse
+import collections
+import datetime
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+from eb_torchperf.analysis.compare import AA_FLOOR, compare, needs_more_pairs
+from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun, allowed_cores
+from eb_torchperf.probe import registry
+
+DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="A/A audits to run (default 3)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter audited")
+    parser.add_argument("--device", choices=sorted(DEVICES), default="cpu")
+    parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick")
+    parser.add_argument("--only", action="append", metavar="BENCH")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be >= 1")
+    return args
+
+
+def half_width_pct(c):
+    if c.ci_low is None or c.ci_high is None:
+        return None
+    return 100 * (math.exp((math.log(c.ci_high) - math.log(c.ci_low)) / 2) - 1)
+
+
+def collect(args, say):
+    rows = collections.OrderedDict()
+    runs = []
+    for index in range(args.runs):
+        began = time.monotonic()
+        result = AuditRun(args.python, args.python, args.suite, only=args.only,
+                          devices=DEVICES[args.device], judge=needs_more_pairs).run()
+        comparisons = compare(result)
+        if not result.complete:
+            say("run %d incomplete: %s" % (index + 1, result.errors[-1]["message"]))
+        runs.append({"wall_s": time.monotonic() - began,
+                     "inconclusive": sum(c.inconclusive for c in comparisons),
+                     "torch": (result.target.facts.get("torch", {}).get("version", "?")
+                               if result.target else "?")})
+        for c in comparisons:
+            key = "%s %s" % (c.bench, registry.params_json(c.params))
+            rows.setdefault(key, {"device": registry.REGISTRY[c.bench].device, "runs": []})
+            rows[key]["runs"].append(c)
+        say("run %d/%d: %.0f s, %d inconclusive" % (index + 1, args.runs, runs[-1]["wall_s"],
+                                                   runs[-1]["inconclusive"]))
+    return rows, runs
+
+
+def table_lines(rows, runs):
+    header = ["row", "relative OPS per run (%)", "worst |dev| %", "median ± %", "pairs",
+              "inconclusive", "significant"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key, row in rows.items():
+        cs = row["runs"]
+        values = ["inc." if c.inconclusive else
+                  ("%.1f" % (100 * c.relative_ops) if c.relative_ops is not None else "-")
+                  for c in cs]
+        devs = [abs(1 - c.relative_ops) for c in cs if c.relative_ops is not None]
+        halves = [h for h in (half_width_pct(c) for c in cs) if h is not None]
+        pairs = sorted(c.pairs for c in cs)
+        lines.append("| %s | %s | %s | %s | %s | %d | %d |" % (
+            key.replace("|", "/"), " ".join(values),
+            "%.1f" % (100 * max(devs)) if devs else "-",
+            "%.1f" % statistics.median(halves) if halves else "-",
+            "%d" % pairs[0] if pairs[0] == pairs[-1] else "%d-%d" % (pairs[0], pairs[-1]),
+            sum(c.inconclusive for c in cs), sum(c.significant for c in cs)))
+    return lines
+
+
+def summary_lines(rows, runs):
+    out = ["", "| run | wall s | inconclusive rows |", "|---|---|---|"]
+    out += ["| %d | %.1f | %d |" % (i + 1, r["wall_s"], r["inconclusive"])
+            for i, r in enumerate(runs)]
+    out.append("")
+    for device in ("cpu", "cuda"):
+        cs = [c for row in rows.values() if row["device"] == device for c in row["runs"]]
+        if not cs:
+            continue
+        outside = [c for c in cs if c.relative_ops is not None
+                   and abs(1 - c.relative_ops) > AA_FLOOR]
+        halves = [h for h in (half_width_pct(c) for c in cs) if h is not None]
+        out.append("- %s rows: %d row-runs, %d outside ±%.0f %% and conclusive, %d inconclusive, "
+                   "%d significant; median interval half-width %.1f %%" % (
+                       device, len(cs), len(outside), 100 * AA_FLOOR,
+                       sum(c.inconclusive for c in cs), sum(c.significant for c in cs),
+                       statistics.median(halves) if halves else float("nan")))
+    out.append("- most inconclusive rows in one run: %d; wall time per run: max %.1f s"
+               % (max(r["inconclusive"] for r in runs), max(r["wall_s"] for r in runs)))
+    return out
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if not os.path.exists(args.python):
+        print("aa_table: error: no interpreter at %s" % args.python, file=sys.stderr)
+        return 2
+    try:
+        registry.plan(args.suite, DEVICES[args.device], args.only)
+    except ValueError as exc:
+        print("aa_table: error: %s" % exc, file=sys.stderr)
+        return 2
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    rows, runs = collect(args, say)
+    head = ["# A/A table: %s against itself" % args.python, "",
+            "%s; %s suite, --device %s, %d runs; host %s, %d allowed cores; torch %s; %s" % (
+                "benchmarks/aa_table.py", args.suite, args.device, args.runs,
+                platform.node(), allowed_cores(), runs[0]["torch"],
+                datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+            ""]
+    text = "\n".join(head + table_lines(rows, runs) + summary_lines(rows, runs)) + "\n"
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Interval precision: the inconclusive rule, which rows need more pairs, scaled sizes."""
+
+import math
+
+import pytest
+
+from eb_torchperf.analysis import precision
+from eb_torchperf.probe import registry
+
+
+def test_log_half_width():
+    assert precision.log_half_width(1 / 1.1, 1.1) == pytest.approx(math.log(1.1))
+    assert precision.log_half_width(None, 1.1) is None
+
+
+@pytest.mark.parametrize("low, high, inconclusive", [
+    (0.02, 0.05, False),    # Debian reference BLAS: wide in relative terms, far below 95 %
+    (0.80, 1.30, True),     # straddles 100 %
+    (0.97, 1.03, False),    # narrow
+    (1.02, 1.40, True),     # excludes 1.0 but not the 95-105 % band
+    (1.06, 1.60, False),    # wide, but wholly above 105 %
+    (0.91, 1.10, False),    # ±9.9 %: just within the ±10 % limit
+    (None, None, False),    # no interval (one round): shown without one
+])
+def test_is_inconclusive(low, high, inconclusive):
+    assert precision.is_inconclusive(low, high, floor=0.05) is inconclusive
+
+
+def test_needs_more_widest_first_and_answered_rows_done():
+    assert precision.needs_more(None, None, 0.05) == math.inf
+    assert precision.needs_more(0.98, 1.02, 0.05) is None          # within ±5 %
+    assert precision.needs_more(0.02, 0.05, 0.05) is None          # excludes the band
+    wide = precision.needs_more(0.8, 1.25, 0.05)
+    assert wide == pytest.approx(math.log(1.25))
+
+
+def test_sizes_scale_with_cores_and_stay_on_two():
+    assert registry.plan("quick", ("cpu",), cores=2) == registry.plan("quick", ("cpu",))
+    base = dict(registry.plan("quick", ("cpu",)))
+    on16 = registry.plan("quick", ("cpu",), cores=16)
+    sizes = {name: params for name, params in on16}
+    assert sizes["matmul_fp32"] == {"n": 1024}
+    assert sizes["conv3x3"]["batch"] == 32 and sizes["linear"]["tokens"] == 2048
+    assert [p["n"] for name, p in on16 if name == "thread_scaling"] == [1024, 1024]
+    assert sizes["add_bandwidth"] == base["add_bandwidth"]  # memory-bound: unchanged
+    assert dict(registry.plan("quick", ("cpu",), cores=128))["matmul_fp32"] == {"n": 1536}
+
+
+def _inconclusive_comparison():
+    from eb_torchperf.analysis.compare import compare_pair
+    from eb_torchperf.records.measurements import BenchResult
+
+    def result(side, pair, seconds):
+        return BenchResult(bench="conv3x3", params={"batch": 4}, side=side, pair=pair,
+                           number_per_run=1, blocks_s=((seconds,), (seconds * 1.001,)),
+                           work=1e9, work_unit="flop")
+    target = [result("target", i, s) for i, s in enumerate((0.8, 1.0, 1.3))]
+    reference = [result("reference", i, 1.0) for i in range(3)]
+    return compare_pair(target, reference)
+
+
+def test_inconclusive_row_in_terminal_note_and_results_json():
+    from eb_torchperf.present.analysis_doc import row
+    from eb_torchperf.present.terminal import comparison_note, format_relative
+    c = _inconclusive_comparison()
+    assert c.inconclusive and format_relative(c) == "inconclusive"
+    assert comparison_note(c) == "3 pairs, 6 rounds"
+    doc = row(c)
+    assert doc["inconclusive"] and doc["relative_ops"] is None and not doc["significant"]
+    assert doc["estimate"] == pytest.approx(c.estimate) and 0.7 < doc["estimate"] < 1.3
+    assert (doc["pairs"], doc["rounds"]) == (3, 6)
