@@ -92,7 +92,8 @@ def add_audit_arguments(parser) -> None:
     parser.add_argument("--allow-same-torch", action="store_true",
                         help="an A/A run: allow both sides to load the same torch (same "
                              "torch/__init__.py or build fingerprint); otherwise such an "
-                             "audit stops before measuring (exit 2)")
+                             "audit stops before measuring (exit 2). Implied by "
+                             "--target-env (one build, two environments)")
     parser.add_argument("--pairs", type=int,
                         help="fresh worker pairs, exactly (default by suite: 3, then extra "
                              "pairs for the rows whose interval is wider than ±5 %% while "

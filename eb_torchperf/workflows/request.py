@@ -336,7 +336,9 @@ def validate(request: AuditRequest) -> Plan:
     target_env = parse_env(request.target_env)
     parse_env(request.reference_env or {})
     reference_extra = parse_env(request.reference_env_extra or (), "--reference-env")
-    isolation = dict(allow_same_torch=request.allow_same_torch,
+    # --target-env on one build is an environment A/B on purpose (README, GPU): the two
+    # sides then differ by the override, not by their torch
+    isolation = dict(allow_same_torch=request.allow_same_torch or bool(target_env),
                      keep_reference_env=request.keep_reference_env)
     options = options and dataclasses.replace(options, **isolation)
     trial_options = trial_options and dataclasses.replace(trial_options, **isolation)
