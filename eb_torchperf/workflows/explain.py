@@ -49,6 +49,9 @@ def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
     fields = {f.name for f in dataclasses.fields(RunnerOptions)}
     one_pair = dict(baseline.options, pairs=1, max_pairs=1)  # trials: one pair, no extra
     options = options or RunnerOptions(**{k: v for k, v in one_pair.items() if k in fields})
+    # a baseline that was an A/A (or --target-env A/B) of one build stays one for its trials
+    same = bool(baseline.options.get("allow_same_torch"))
+    options = dataclasses.replace(options, allow_same_torch=options.allow_same_torch or same)
     return run_trials(baseline, trials, options, progress), skipped
 
 

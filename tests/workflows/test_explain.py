@@ -180,3 +180,24 @@ def test_explain_path_and_find_explain(tmp_path):
     assert find_explain(tmp_path / "a.json") is None
     document().save(tmp_path / "a.explain.json")
     assert find_explain(tmp_path / "a.json") == document()
+
+
+def test_trials_of_a_one_build_baseline_may_load_that_build_on_both_sides(monkeypatch):
+    """An A/A or --target-env baseline (allow_same_torch stored in its options) keeps
+    that for its trials, also when explain gives its own trial runner settings (H200:
+    `explain --results` of a NVIDIA_TF32_OVERRIDE=0 audit stopped on 'same torch')."""
+    import dataclasses as dc
+
+    from eb_torchperf.diagnosis.remedies import BlasHost
+    from eb_torchperf.measure.interleave import RunnerOptions
+    from eb_torchperf.workflows import explain as explain_job
+    from auditcases import golden_result
+
+    seen = []
+    monkeypatch.setattr(explain_job, "run_trials",
+                        lambda baseline, trials, options, progress: seen.append(options) or [])
+    baseline = golden_result()
+    one_build = dc.replace(baseline, options=dict(baseline.options, allow_same_torch=True))
+    explain_job._try_remedies(one_build, BlasHost(providers=()), RunnerOptions(pairs=1), None)
+    explain_job._try_remedies(baseline, BlasHost(providers=()), RunnerOptions(pairs=1), None)
+    assert [o.allow_same_torch for o in seen] == [True, False]

@@ -157,6 +157,20 @@ def test_openmp_mkl_build_that_does_not_scale_while_the_reference_does():
     assert build.no_openmp(probe, reference, _scaling(1.21, 1.9)) == []
 
 
+def test_a_fast_single_thread_row_alone_is_no_scaling_finding():
+    """H200 A/A (wheel against itself, 16 cores): the target's 1-thread GEMM read 143 vs
+    98 GFLOP/s, so its efficiency came out 50 % against 73 % although both sides ran the
+    all-cores GEMM at 1.15 TFLOP/s: without a slower all-cores row there is no finding."""
+    probe = probe_from_config(WHEEL_2130)
+    reference = probe_from_config(WHEEL_2130, label="reference")
+    rows = []
+    for threads, target_s, reference_s in ((1, 0.55e-3, 1e-3), ("all", 1e-3 / 1.9, 1e-3 / 1.9)):
+        target, ref = bench_pair("thread_scaling", {"n": 512, "threads": threads},
+                                 reference_s / target_s, reference_s=reference_s)
+        rows.append(compare_pair([target], [ref]))
+    assert build.no_openmp(probe, reference, rows) == []
+
+
 # -- class 18: USE_MPI -----------------------------------------------------------------------
 
 def test_use_mpi_differs_is_information():
