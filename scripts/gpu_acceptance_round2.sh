@@ -22,6 +22,6 @@ run cx 60 $p explain --results "$out/c.json" --no-profile --format md --quiet
 run d 60 $p audit --python python3 --reference python3 --device cuda --only launch_cuda \
     --target-env CUDA_MODULE_LOADING=EAGER --out "$out/d.json" --format md --quiet
 run dx 60 $p explain --results "$out/d.json" --no-profile --format md --quiet
-run aa 170 $p audit --python python3 --reference python3 --allow-same-torch --device all \
+[ "${AA:-1}" = 1 ] && run aa 170 $p audit --python python3 --reference python3 --allow-same-torch --device all \
     --out "$out/aa.json" --format md --quiet
 echo "=== done $(date +%T)" >> "$out/log.txt"
