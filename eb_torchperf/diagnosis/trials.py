@@ -281,6 +281,13 @@ class TrialResult:
                    rows, data["verdict"], audit, data.get("error"))
 
 
+def _ratio(c: Comparison) -> Optional[float]:
+    """Relative OPS of a row, its estimate where the row is inconclusive: a trial runs
+    one worker pair, whose interval is seldom narrow, and before/after is read from the
+    estimates (the trial's own interval stays in ci_low/ci_high)."""
+    return c.relative_ops if c.relative_ops is not None else c.estimate
+
+
 def summarize_trial(trial: Trial, baseline: Sequence[Comparison], audit: AuditResult,
                     aa_floor: float = AA_FLOOR) -> TrialResult:
     """Set the trial's relative OPS against the baseline's and judge it.
@@ -297,8 +304,7 @@ def summarize_trial(trial: Trial, baseline: Sequence[Comparison], audit: AuditRe
     for c in compare(audit, aa_floor):
         old = before.get((c.bench, params_key(c.params)))
         rows.append(TrialRow(c.bench, c.params, families.get(c.bench) in GEMM_FAMILIES,
-                             old.relative_ops if old else None, c.relative_ops,
-                             c.ci_low, c.ci_high))
+                             _ratio(old) if old else None, _ratio(c), c.ci_low, c.ci_high))
     applied, effect = check_effect(trial.expect, audit.target)
     error = audit.errors[-1]["message"] if audit.errors else None
     return TrialResult(trial, applied, effect, tuple(rows),

@@ -185,3 +185,18 @@ def test_raised_capability_that_took_effect_needs_no_rebuild():
     assert rebuild_needed([took_effect_but_worse]) == [
         {"rule_id": None, "why": "with ATEN_CPU_CAPABILITY=avx512 the re-run rows reach 0.44 "
          "of the reference (geometric mean); the remaining gap is build-time"}]
+
+
+def test_an_inconclusive_trial_row_is_read_from_its_estimate():
+    """A one-pair trial row is often inconclusive (no relative OPS): before/after use
+    its estimate, so an H200 trial of a TF32 override read 12 % -> 99 %, not 12 % -> ?."""
+    import dataclasses as dc
+
+    from eb_torchperf.diagnosis.trials import _ratio
+    from auditcases import bench_pair, compare_pair
+
+    target, reference = bench_pair("matmul_fp32", {"n": 512}, 0.5)
+    row = compare_pair([target], [reference])
+    assert _ratio(row) == row.relative_ops
+    vague = dc.replace(row, relative_ops=None, inconclusive=True, estimate=0.93)
+    assert _ratio(vague) == 0.93
