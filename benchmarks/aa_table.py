@@ -14,6 +14,7 @@ a benchmark, not a test: run it on a quiet machine.
 """
 
 import argparse
+import dataclasses
 import collections
 import datetime
 import math
@@ -55,7 +56,8 @@ def collect(args, say):
     runs = []
     for index in range(args.runs):
         began = time.monotonic()
-        result = AuditRun(args.python, args.python, args.suite, only=args.only,
+        options = dataclasses.replace(SUITE_OPTIONS[args.suite], allow_same_torch=True)
+        result = AuditRun(args.python, args.python, args.suite, options, only=args.only,
                           devices=DEVICES[args.device], judge=needs_more_pairs).run()
         comparisons = compare(result)
         if not result.complete:
