@@ -50,7 +50,8 @@ def test_two_partition_fleet_audit_has_both_rows(slurm_conf, torch_python, tmp_p
     assert sorted(rows) == ["grace", "zen"]
     for partition, cells in rows.items():
         assert cells[1] == torch_python
-        assert re.fullmatch(r"\d+\.\d %( [*~]+)?", cells[5])   # dispatch: a relative OPS
+        # dispatch: a relative OPS, or "inconclusive" where one pair stays too wide
+        assert re.fullmatch(r"\d+\.\d %( [*~]+)?|inconclusive", cells[5]), cells[5]
     assert all(o.job.state.state == "COMPLETED" for o in outcomes)
     assert "Relative OPS per node type" in capsys.readouterr().out
 
@@ -63,7 +64,7 @@ def test_sigill_on_one_partition_is_a_failed_row_with_its_cause(slurm_conf, torc
                       'exec %s "$@"\n' % torch_python)
     target.chmod(0o755)
     status = fleet(str(target), torch_python, tmp_path / "fleet")
-    assert status == 1
+    assert status == 2  # a failed job is an error, not a finding
     zen, grace = gather.gather(load_manifest(str(tmp_path / "fleet")))
     assert zen.status == "ok" and zen.comparisons[0].bench == "dispatch"
     assert grace.status == "failed"
@@ -84,7 +85,7 @@ def test_cancelled_job_is_a_failed_row_and_render_rereads_the_folder(
     grace_id = [j.job_id for j in manifest.jobs if j.partition == "grace"][0]
     subprocess.run(["scancel", grace_id], check=True, timeout=60)
     submit.wait_jobs(manifest, 600)
-    assert cli.main(["fleet", "--render", str(folder)]) == 1
+    assert cli.main(["fleet", "--render", str(folder)]) == 2
     zen, grace = gather.gather(load_manifest(str(folder)))
     assert zen.status == "ok"
     assert (grace.status, grace.job.state.state) == ("failed", "CANCELLED")
@@ -116,7 +117,7 @@ def test_module_targets_loaded_in_the_job(slurm_conf, torch_python, tmp_path, mo
     folder = tmp_path / "fleet"
     status = cli.main(["fleet", "-p", "zen", "--module", "torchwheel/2.13", "--module",
                        "nosuch/1.0", "--reference", torch_python, "-o", str(folder), *TINY])
-    assert status == 1
+    assert status == 2
     loaded, missing = gather.gather(load_manifest(str(folder)))
     assert (loaded.job.name, loaded.status) == ("zen--torchwheel-2.13", "ok")
     # python3 resolved in the job: the one the module put first on PATH

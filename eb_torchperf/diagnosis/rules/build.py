@@ -175,7 +175,6 @@ def _scaling_evidence(comparisons, probe, side):
     return speedup, speedup / cores
 
 
-@affects(families("cpu"))
 def _all_cores_gemm_slower(comparisons) -> bool:
     """The all-cores GEMM of thread_scaling is measurably slower than the reference's
     (significant, so conclusive): an efficiency read off one side's noisy 1-thread
@@ -185,6 +184,7 @@ def _all_cores_gemm_slower(comparisons) -> bool:
                for c in comparisons)
 
 
+@affects(families("cpu"))
 def no_openmp(target: ProbeResult, reference: Optional[ProbeResult],
               comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 11: no OpenMP / a non-OpenMP ATen backend, or GEMM not scaling with threads.

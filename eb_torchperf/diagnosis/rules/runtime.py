@@ -195,7 +195,9 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
     evidence.PEAK_ERROR / PEAK_WARNING; peak model in eb_torchperf.diagnosis.peak.  Source: SOURCE_931 (which models
     suffered), peak.FLOP_PER_CYCLE_FP32 (the peak).
     """
-    if any(c.relative_ops is not None for c in comparisons) or target.build.blas_info != "mkl" \
+    # a reference was measured (rows it left inconclusive too): relative OPS decide
+    measured = any(c.reference is not None for c in comparisons)
+    if reference is not None or measured or target.build.blas_info != "mkl" \
             or not is_x86_64(target):
         return []
     graded = grade_gemm_peak(target, comparisons)
