@@ -9,6 +9,10 @@ read from the wheel's file name (pip's own index settings apply, e.g. a site mir
 give `--pip-option=--index-url=...` for download.pytorch.org).  Only wheels can be
 fetched; a file that neither gives is listed in one line at the end (exit status 2).
 
+Easyconfigs are Python: EasyBuild's parser, which this command uses, executes them in
+this process.  Run it only on easyconfigs you trust (your site's, or ones you read);
+`eb-torchperf lint` parses untrusted ones in a sandboxed child process.
+
 Example (the reference module of a site):
 
     eb-torchperf sources easyconfigs/PyTorch-2.13.0-wheel.eb ~/eb-sources \\

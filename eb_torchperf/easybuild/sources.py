@@ -34,6 +34,9 @@ def _raw_config(path: str) -> dict:
         return EasyConfigParser(path).get_config_dict()
     except EasyBuildError as exc:
         raise ConfigError("cannot parse %s: %s" % (path, exc.msg)) from None
+    except (UnicodeDecodeError, SyntaxError, ValueError) as exc:  # binary, latin-1, not Python
+        raise ConfigError("cannot parse %s: not a readable easyconfig (%s)"
+                          % (path, type(exc).__name__)) from None
 
 
 def _fill(template: str, name: str, version: str) -> str:

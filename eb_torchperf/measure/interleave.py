@@ -60,6 +60,8 @@ class RunnerOptions:
             row_budget_s x rows, so a plan with GPU rows gets more); no extra pair is
             started past it, and an extra pair takes only the widest rows whose
             measured cost fits.  None: no extra pairs.
+        min_audit_budget_s: the extra-pair budget of an audit of few rows is at least
+            this (seconds), so a one-row `--only` audit can still narrow its row.
         target_half_width: the stated precision target, ±5 % (the same as
             analysis.precision.ADAPTIVE_HALF_WIDTH; a test holds them equal).
     """
@@ -78,6 +80,7 @@ class RunnerOptions:
     keep_reference_env: bool = False
     max_pairs: Optional[int] = None
     row_budget_s: Optional[float] = None
+    min_audit_budget_s: float = 0.0
     target_half_width: float = 0.05
 
     def __post_init__(self):
@@ -96,11 +99,17 @@ class RunnerOptions:
 #: on the 2-core AVX512 dev machine x 4.2 s = 67 s at most (issue-16 bound: 70 s); the
 #: layer rows of suite_cpu_layers run in `full` (at 21 rows x 3.2 s, 11-16 rows per
 #: quick A/A run stayed inconclusive).
+#: Seconds an audit of few rows may still spend on extra pairs (the suites'
+#: min_audit_budget_s): a one-row `--only` audit had 4.2 s, which its first 3 pairs used
+#: up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
+#: 52 % [significant] with 6 pairs).
+MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, min_rounds=2, bench_budget_s=0.3, max_pairs=8,
-                           row_budget_s=4.2),
+                           row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=4, max_rounds=20, bench_budget_s=2.0,
-                          max_pairs=10, row_budget_s=18.0),
+                          max_pairs=10, row_budget_s=18.0,
+                          min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     # Whole models (probe/suite_models): one round at least, each row's own 4 s budget.
     "models": RunnerOptions(pairs=3, block_s=0.1, min_rounds=1, max_rounds=8),
 }
@@ -297,7 +306,7 @@ class AuditRun:
                               [r for r in mine if r.side == "reference"], opts.target_half_width)
             if half is not None:
                 wide.append((half, key))
-        budget = opts.row_budget_s * len(self.plan)
+        budget = max(opts.row_budget_s * len(self.plan), opts.min_audit_budget_s)
         left = budget - (time.monotonic() - started) - self._start_cost
         chosen = set()
         for half, key in sorted(wide, key=lambda item: -item[0]):

@@ -45,3 +45,13 @@ def test_files_come_from_the_folder_from_dirs_or_pip_and_misses_are_one_line(tmp
     assert err.splitlines()[-1].startswith(
         "eb-torchperf: error: 1 of 10 file(s) not collected into %s: %s (pip download "
         "torch==2.13.0+cpu" % (dest, WHEEL_EC_FILES[0]))
+
+
+@pytest.mark.parametrize("content", [b"\xb2\xff\x00binary", "name = 'Py\u00e9'\n".encode("latin-1")])
+def test_an_unreadable_easyconfig_is_one_line_not_a_crash(tmp_path, capsys, content):
+    """A binary or latin-1 file gave exit 3 (UnicodeDecodeError inside EasyBuild's parser)."""
+    bad = tmp_path / "bad.eb"
+    bad.write_bytes(content)
+    assert main(["sources", str(bad), str(tmp_path / "src"), "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot parse %s" % bad in err and "Traceback" not in err
