@@ -234,7 +234,8 @@ def finding_line(finding: Finding) -> str:
     return "[%s] %s: %s" % (finding.severity, finding.rule_id, finding.title)
 
 
-def _summary(status: str, geomean, policy: Policy, blocking, below, problem, warnings) -> str:
+def _summary(status: str, geomean, policy: Policy, blocking, below, problem, warnings,
+             inconclusive: int = 0) -> str:
     parts = []
     if problem:
         parts.append("audit incomplete: %s" % problem)
@@ -249,6 +250,10 @@ def _summary(status: str, geomean, policy: Policy, blocking, below, problem, war
                    if policy.min_relative_ops is not None else "")
         parts.append("geomean relative OPS %.0f %% of reference%s%s"
                      % (geomean * 100, minimum, ", BELOW MINIMUM" if below else ""))
+    elif inconclusive:
+        parts.append("relative OPS inconclusive (%d row%s; more pairs: EB_TORCHPERF_PAIRS)%s"
+                     % (inconclusive, "" if inconclusive == 1 else "s",
+                        ", minimum not shown, BELOW MINIMUM" if below else ""))
     else:
         parts.append("no relative OPS (no reference measured)")
     label = {"ok": "clean", "warning": "WARNING", "fail": "FAIL"}[status]
@@ -267,7 +272,8 @@ def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy
     problem = "" if judged.complete else (judged.problem or "the audit stopped early")
     return Verdict(judged.status, judged.geomean, judged.blocking, judged.below_minimum,
                    problem, _summary(judged.status, judged.geomean, policy, judged.blocking,
-                                     judged.below_minimum, problem, judged.warnings))
+                                     judged.below_minimum, problem, judged.warnings,
+                                     judged.inconclusive))
 
 
 def own_site_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:

@@ -90,7 +90,10 @@ def assess(result: AuditResult, comparisons: Sequence[Comparison], fail_on: str 
     blocking = at_or_above(findings, fail_on)
     warnings = tuple(f for f in at_or_above(findings, "warning") if f not in blocking)
     geomean = geomean_relative_ops(comparisons)
-    below = minimum is not None and geomean is not None and geomean < minimum
+    # a minimum must be shown to hold: rows measured but all left inconclusive (no
+    # geometric mean) do not pass it
+    unproven = geomean is None and any(c.inconclusive for c in comparisons)
+    below = minimum is not None and (unproven or (geomean is not None and geomean < minimum))
     problem = "" if result.complete or not result.errors else str(
         result.errors[-1].get("message", ""))
     status = ("fail" if blocking or below or not result.complete

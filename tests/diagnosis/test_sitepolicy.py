@@ -181,3 +181,18 @@ def test_help_and_docs_list_every_variable():
     for name in sitepolicy.POLICY_VARIABLES:
         assert name in text
         assert "`%s`" % name in docs
+
+
+def test_a_minimum_is_not_passed_by_rows_left_inconclusive():
+    """One worker pair leaves a row inconclusive (no geometric mean): the summary says so
+    and a minimum relative OPS counts as not shown (fails), not as met."""
+    result = _result(1e-3, 1e-3)
+    vague = [dataclasses.replace(c, relative_ops=None, inconclusive=True, estimate=1.0)
+             for c in compare(result)]
+    plain = judge(result, vague, Policy())
+    assert plain.status == "ok"
+    assert plain.summary == ("clean: relative OPS inconclusive (1 row; more pairs: "
+                             "EB_TORCHPERF_PAIRS)")
+    gated = judge(result, vague, dataclasses.replace(Policy(), min_relative_ops=0.5))
+    assert gated.status == "fail" and gated.below_minimum
+    assert gated.summary.endswith("minimum not shown, BELOW MINIMUM")

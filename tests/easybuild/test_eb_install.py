@@ -52,7 +52,9 @@ def test_install_warn_mode_writes_reports_and_module(eb_site, good_install):
     installdir = str(eb_site.installdir("PyTorch", VERSION))
     assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
     assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
-    assert "== eb_torchperf: clean: geomean relative OPS" in good_install.stdout
+    # one worker pair (TINY_AUDIT): the row may be answered or left inconclusive
+    assert re.search(r"== eb_torchperf: clean: (geomean relative OPS|relative OPS inconclusive)",
+                     good_install.stdout)
     assert "== eb_torchperf: report: %s" % folder in good_install.stdout.replace("\n", "")
     assert {"torchperf.html", "torchperf.md"} <= set(os.listdir(folder))
 
