@@ -39,9 +39,28 @@ def parse_args(argv):
     parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick")
     parser.add_argument("--only", action="append", metavar="BENCH")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a RunnerOptions field for the experiment, e.g. "
+                             "block_s=0.02 (repeatable; the table says which were set)")
+    parser.add_argument("--save", metavar="DIR",
+                        help="also keep each run's raw results (every sample) as DIR/aa-N.json")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be >= 1")
+    fields = {f.name: f.type for f in dataclasses.fields(SUITE_OPTIONS[args.suite])}
+    args.overrides = {}
+    for item in args.option:
+        name, _, value = item.partition("=")
+        if name not in fields or not value:
+            parser.error("--option %s: give NAME=VALUE with NAME one of %s"
+                         % (item, ", ".join(sorted(fields))))
+        current = getattr(SUITE_OPTIONS[args.suite], name)
+        kind = type(current) if current is not None else float
+        try:
+            args.overrides[name] = (value.lower() in ("1", "true", "yes")) if kind is bool \
+                else kind(value)
+        except ValueError:
+            parser.error("--option %s: %r is not a %s" % (item, value, kind.__name__))
     return args
 
 
@@ -56,10 +75,14 @@ def collect(args, say):
     runs = []
     for index in range(args.runs):
         began = time.monotonic()
-        options = dataclasses.replace(SUITE_OPTIONS[args.suite], allow_same_torch=True)
+        options = dataclasses.replace(SUITE_OPTIONS[args.suite], allow_same_torch=True,
+                                      **args.overrides)
         result = AuditRun(args.python, args.python, args.suite, options, only=args.only,
                           devices=DEVICES[args.device], judge=needs_more_pairs).run()
         comparisons = compare(result)
+        if args.save:
+            os.makedirs(args.save, exist_ok=True)
+            result.save(os.path.join(args.save, "aa-%d.json" % (index + 1)))
         if not result.complete:
             say("run %d incomplete: %s" % (index + 1, result.errors[-1]["message"]))
         runs.append({"wall_s": time.monotonic() - began,
@@ -136,6 +159,8 @@ def main(argv=None):
                 platform.node(), allowed_cores(), runs[0]["torch"],
                 datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ""]
+    if args.overrides:
+        head[-1:] = ["options set: " + ", ".join("%s=%s" % kv for kv in sorted(args.overrides.items())), ""]
     text = "\n".join(head + table_lines(rows, runs) + summary_lines(rows, runs)) + "\n"
     print(text)
     if args.markdown:

@@ -88,17 +88,37 @@ def ratio_with_ci(log_ratios: Sequence[float]) -> Tuple[float, Optional[float], 
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+#: Scale factor from the median absolute deviation to the standard deviation of a
+#: normal distribution (1 / Phi^-1(3/4)).
+MAD_TO_SD = 1.4826
+
+
+def robust_sd(residuals: Sequence[float]) -> float:
+    """MAD_TO_SD x the median absolute residual: a spread that a few outlier rounds do
+    not inflate (0.0 for fewer than two values)."""
+    if len(residuals) < 2:
+        return 0.0
+    return MAD_TO_SD * statistics.median(abs(r) for r in residuals)
+
+
 def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
                             ) -> Tuple[float, Optional[float], Optional[float]]:
     """Ratio and 95 % interval from paired log ratios grouped by worker pair.
 
-    Two processes of the same build differ by a steady amount that more rounds do not
-    remove (1-8 % typically, up to ~20 % on 1-element dispatch; measured on the dev
-    machine), so rounds within one pair are not independent evidence about the builds.
-    Method: the ratio is the geometric mean of the per-pair geometric means (pairs
-    weigh equally); with two or more pairs the interval is the Student-t interval over
-    the pair means (n_pairs - 1 degrees of freedom), never narrower than the pooled
-    within-run interval of `ratio_with_ci`; with one pair it is the within-run one.
+    Two processes of the same build can differ by a steady amount that more rounds do
+    not remove, so rounds within one pair are not independent evidence about the
+    builds; and on a shared VM a round now and then lands on a slower moment of the
+    host for one side only (dispatch: 1.2 µs per op, with single blocks at 1.9-2.2 µs
+    on the 2-core dev VM, issue 16), an outlier that a mean would carry.
+    Method:
+    - each pair's location is the median of its per-round log ratios;
+    - the ratio is the geometric mean of those (pairs weigh equally);
+    - the interval is the larger of the Student-t interval over the pair locations
+      (n_pairs - 1 degrees of freedom) and the within-run interval: Student-t with
+      n_rounds - n_pairs degrees of freedom on the robust spread (robust_sd) of the
+      rounds around their pair's location;
+    - with one pair only the within-run interval is left (None with fewer than two
+      rounds, or without any spread estimate).
 
     Args:
         rounds_per_pair: for each pair, its per-round log ratios (paired_log_ratios).
@@ -112,14 +132,20 @@ def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
     groups = [list(g) for g in rounds_per_pair if g]
     if not groups:
         raise ValueError("no paired rounds")
-    _, low, high = ratio_with_ci([v for g in groups for v in g])
-    means = [statistics.fmean(g) for g in groups]
-    centre = statistics.fmean(means)
-    if len(means) < 2:
-        return math.exp(centre), low, high
-    half = t_quantile_975(len(means) - 1) * statistics.stdev(means) / math.sqrt(len(means))
-    if low is not None:
-        half = max(half, (math.log(high) - math.log(low)) / 2)
+    centres = [statistics.median(g) for g in groups]
+    centre = statistics.fmean(centres)
+    residuals = [v - c for g, c in zip(groups, centres) for v in g]
+    rounds = len(residuals)
+    halves = []
+    if rounds - len(groups) >= 1:
+        halves.append(t_quantile_975(rounds - len(groups)) * robust_sd(residuals)
+                      / math.sqrt(rounds))
+    if len(groups) >= 2:
+        halves.append(t_quantile_975(len(groups) - 1) * statistics.stdev(centres)
+                      / math.sqrt(len(groups)))
+    if not halves:
+        return math.exp(centre), None, None
+    half = max(halves)
     return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
 
 

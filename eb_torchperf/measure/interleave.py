@@ -7,12 +7,20 @@ Design facts (measured on the 2-core dev machine, see issue "Audit core"):
 - a process that was idle runs slowly for 5-20 ms: each block has an untimed warm-up;
 - the idle worker's OpenMP threads spin ~5 ms after its block: the runner sleeps
   `settle_s` between blocks rather than changing the target's wait policy;
-- two processes of the same wheel differ by a steady 1-8 % that more rounds do not
-  remove (on the 16-core H200 host up to 25-30 % for conv3x3 and a 16 M add over three
-  pairs; benchmarks/bias_probe.py): the suite is repeated over `pairs` fresh worker
-  pairs and pooled, and the rows whose interval is still wider than
-  `target_half_width` get more fresh pairs, widest first, while `row_budget_s` lasts
-  (adaptive rounds, issue 16; precision.py).
+- two fresh processes of one wheel differed steadily (up to 2x) for two causes found in
+  issue 16 and removed in the worker, the same on both sides: glibc malloc handing a
+  row's buffers either from its heap or from fresh page-faulted mmaps, by the
+  process's allocation history (probe/allocator.py: conv3x3 4.7 vs 8-9 ms, GELU 11 vs
+  20-24 ms), and one-thread rows staying on whichever vCPU they started on, where
+  vCPUs of a shared VM differ in speed (dispatch 1.2 vs 2.0 µs): those rows move both
+  sides' calling thread to the same CPU each round, a new one every round
+  (`rotate_cpus`, probe.worker.calling_thread_on);
+- what is left is the host's own speed changing faster than blocks alternate
+  (memory-bound rows on a shared L3 and DRAM): short blocks (quick: 15 ms) pair the two
+  sides closely, each pair's location is its median round (an outlier round does not
+  move it, analysis/stats.py), the suite is repeated over `pairs` fresh worker pairs,
+  and the rows whose interval is still wider than `target_half_width` get more fresh
+  pairs, widest first, while `row_budget_s` lasts (adaptive rounds; precision.py).
 """
 
 import dataclasses
@@ -64,6 +72,9 @@ class RunnerOptions:
             this (seconds), so a one-row `--only` audit can still narrow its row.
         target_half_width: the stated precision target, ±5 % (the same as
             analysis.precision.ADAPTIVE_HALF_WIDTH; a test holds them equal).
+        rotate_cpus: one-thread rows (registry.Benchmark.single_threaded) run with both
+            sides' calling thread on the same CPU in a round, the next CPU in the next
+            round (probe.worker.calling_thread_on); False leaves placement to the OS.
     """
 
     pairs: int = 2
@@ -82,6 +93,7 @@ class RunnerOptions:
     row_budget_s: Optional[float] = None
     min_audit_budget_s: float = 0.0
     target_half_width: float = 0.05
+    rotate_cpus: bool = True
 
     def __post_init__(self):
         if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
@@ -94,18 +106,20 @@ class RunnerOptions:
 
 #: Defaults per suite; `full` trades time for tighter intervals (issue fact: three
 #: fresh pairs at 80 s stayed within 3.3 % A/A in 6 of 6 runs).  Since issue 16 the
-#: pairs are shorter and the wide rows get extra pairs within the time budget: the
-#: per-process bias shrinks with more pairs, not with more rounds.  Quick: 16 CPU rows
-#: on the 2-core AVX512 dev machine x 4.2 s = 67 s at most (issue-16 bound: 70 s); the
-#: layer rows of suite_cpu_layers run in `full` (at 21 rows x 3.2 s, 11-16 rows per
-#: quick A/A run stayed inconclusive).
+#: wide rows get extra fresh pairs within the time budget.  Quick: 16 CPU rows on the
+#: 2-core AVX512 dev machine x 4.2 s = 67 s at most (issue-16 bound: 70 s), blocks of
+#: 15 ms with 10 ms warm-up and 5 ms settle (5 A/A runs at 40/20/10 ms: median interval
+#: half-width 12.1 %; at 15/10/5 ms with the allocator and CPU-rotation fixes 4-5 %,
+#: reports/examples/aa-table-2core-vm.md); the layer rows of suite_cpu_layers run in
+#: `full`.
 #: Seconds an audit of few rows may still spend on extra pairs (the suites'
 #: min_audit_budget_s): a one-row `--only` audit had 4.2 s, which its first 3 pairs used
 #: up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
 #: 52 % [significant] with 6 pairs).
 MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
-    "quick": RunnerOptions(pairs=3, min_rounds=2, bench_budget_s=0.3, max_pairs=8,
+    "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,
+                           min_rounds=4, bench_budget_s=0.3, max_pairs=8,
                            row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=4, max_rounds=20, bench_budget_s=2.0,
                           max_pairs=10, row_budget_s=18.0,
@@ -384,13 +398,15 @@ class AuditRun:
         budget_s = opts.bench_budget_s if bench.budget_s is None else bench.budget_s
         start = time.monotonic()
         rounds = 0
+        rotate = opts.rotate_cpus and bench.single_threaded(params)
         while rounds < opts.max_rounds and (
                 rounds < min_rounds or time.monotonic() - start < budget_s):
             order = sides if rounds % 2 == 0 else list(reversed(sides))
             for side in order:
+                fields = {"cpu_slot": rounds} if rotate else {}
                 reply = _request(side, "run", opts, bench=name, params=params,
                                  number=numbers[side.label], warmup_s=opts.warmup_s,
-                                 block_s=opts.block_s)
+                                 block_s=opts.block_s, **fields)
                 blocks[side.label].append(reply["times_s"])
                 for metric, values in reply.get("extra_s", {}).items():
                     extra[side.label].setdefault(metric, []).append(values)

@@ -12,7 +12,7 @@ import platform
 import re
 import sys
 
-from . import facts_more
+from . import allocator, facts_more
 from .envprefixes import read_by_torch
 from .gpu_facts import collect_gpu
 from .install_kind import collect_install
@@ -217,6 +217,7 @@ COLLECTORS = (
     ("math", facts_more.collect_math),
     ("libraries", facts_more.collect_libraries),
     ("compile", facts_more.collect_compile),
+    ("allocator", allocator.collect),
 )
 
 

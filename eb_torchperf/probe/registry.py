@@ -52,6 +52,10 @@ class Benchmark:
             cores: its size grows with the host so that a 16-128-core node does not
             time fork/join instead of the kernel (issue 16).  Applied by plan() on the
             host, so both sides get the same sizes and the results record them.
+        one_thread: it runs on the calling thread only (no intra-op pool): the runner
+            moves both sides' calling thread onto the same CPU each round, a new CPU
+            every round (RunnerOptions.rotate_cpus).  Rows with params threads == 1
+            and CUDA rows are treated alike (single_threaded()).
     """
 
     name: str
@@ -67,6 +71,14 @@ class Benchmark:
     min_rounds: Optional[int] = None
     budget_s: Optional[float] = None
     scale: Optional[Callable[[dict, int], dict]] = None
+    one_thread: bool = False
+
+    def single_threaded(self, params: dict) -> bool:
+        """True when the host side of a row with `params` runs on the calling thread
+        only: one_thread rows, threads == 1 rows, and every CUDA row (one Python thread
+        launches its kernels; on the 16-core H200 host a regnet_y_400mf inference step
+        took 17 ms in one fresh process and 8-9 ms in the next, issue 16)."""
+        return self.device == "cuda" or self.one_thread or params.get("threads") == 1
 
     def __post_init__(self):
         unknown = set(self.stresses) - set(STRESSES)

@@ -269,7 +269,7 @@ def _setup_dispatch(torch, p):
 
 register(Benchmark(
     name="dispatch", device="cpu", family="overhead",
-    params={QUICK: ({"numel": 1},), FULL: ({"numel": 1},)},
+    params={QUICK: ({"numel": 1},), FULL: ({"numel": 1},)}, one_thread=True,
     setup=_setup_dispatch, work=lambda p: (1.0, "op"),
     description="1-element torch.add: Python + dispatcher cost per op"))
 
@@ -289,6 +289,6 @@ _DENORMAL = ({"numel": 16384, "values": "normal"}, {"numel": 16384, "values": "d
 
 register(Benchmark(
     name="denormal", device="cpu", family="denormal",
-    params={QUICK: _DENORMAL, FULL: _DENORMAL},
+    params={QUICK: _DENORMAL, FULL: _DENORMAL}, one_thread=True,
     setup=_setup_denormal, work=lambda p: (3.0 * 4 * p["numel"], "byte"),
     description="addcmul on normal vs denormal fp32 inputs (flush-denormal off)"))

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from . import allocator
 from . import facts as facts_mod
 from . import facts_more
 from . import profile, registry, timing
@@ -71,6 +72,34 @@ def pinned_threads(torch, params):
         torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def calling_thread_on(slot):
+    """Run the calling thread alone on CPU number `slot` (modulo) of this process's
+    allowed CPUs for the block, then restore its mask; None leaves it.
+
+    For one-thread rows (registry.Benchmark.single_threaded): the vCPUs of a shared VM
+    differ in speed (the 2-core dev VM: dispatch 1.74 µs per op pinned to CPU 1, 1.2-2.3
+    µs on CPU 0), and the scheduler keeps a process's thread where it started, so two
+    fresh processes differed steadily.  The runner gives both sides the same slot in a
+    round and a new one every round, so both see every CPU alike.  Only the calling
+    thread moves (Linux affinity is per thread); the intra-op pool keeps its own.
+    """
+    if slot is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    cpus = sorted(before)
+    try:
+        os.sched_setaffinity(0, {cpus[int(slot) % len(cpus)]})
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def op_facts(state, req):
     state.facts = facts_mod.collect_all(state.torch)
     return {"facts": state.facts}
@@ -124,7 +153,7 @@ def op_run(state, req):
     bench = registry.REGISTRY[req["bench"]]
     sync = state.sync_for(bench)
     after_sample, extra = _extra_collector(state.fn)
-    with pinned_threads(state.torch, req.get("params", {})):
+    with pinned_threads(state.torch, req.get("params", {})), calling_thread_on(req.get("cpu_slot")):
         timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
         times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
                                      req.get("min_samples", 1), sync=sync,
@@ -201,6 +230,7 @@ def main(reply_fd):
         out.flush()
 
     apply_affinity(os.environ.get(AFFINITY_VAR))
+    allocator.configure()  # before torch allocates anything; the same on both sides
     try:
         import torch
     except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding

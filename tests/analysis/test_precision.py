@@ -69,3 +69,14 @@ def test_inconclusive_row_in_terminal_note_and_results_json():
     assert doc["inconclusive"] and doc["relative_ops"] is None and not doc["significant"]
     assert doc["estimate"] == pytest.approx(c.estimate) and 0.7 < doc["estimate"] < 1.3
     assert (doc["pairs"], doc["rounds"]) == (3, 6)
+
+
+def test_a_row_that_excludes_the_band_only_just_gets_more_pairs():
+    # issue 16, 2-core VM: an A/A embedding_bag row at 84.5 % [75.5-94.5 %] after 4 pairs
+    assert precision.excludes_floor_band(0.755, 0.945, 0.05)
+    assert not precision.clears_floor_band(0.755, 0.945, 0.05)
+    half = precision.needs_more(0.755, 0.945, 0.05)
+    assert half == pytest.approx((math.log(0.945) - math.log(0.755)) / 2)
+    # Debian's reference-BLAS GEMM at 3 % [2-5 %] is answered: 5 % x e^0.46 = 7.9 % < 95 %
+    assert precision.clears_floor_band(0.02, 0.05, 0.05)
+    assert precision.needs_more(0.02, 0.05, 0.05) is None

@@ -64,11 +64,6 @@ def test_geometric_mean():
         stats.geometric_mean([1.0, 0.0])
 
 
-def test_two_level_one_pair_is_the_within_run_interval():
-    logs = [0.0, 0.2, 0.1]
-    assert stats.two_level_ratio_with_ci([logs]) == pytest.approx(stats.ratio_with_ci(logs))
-
-
 def test_two_level_pairs_weigh_equally_and_widen_the_interval():
     # two processes each steady within themselves but 10 % apart (log 0.2 vs 0.3)
     pairs = [[0.2, 0.2001, 0.1999, 0.2], [0.3, 0.3001, 0.2999]]
@@ -80,12 +75,36 @@ def test_two_level_pairs_weigh_equally_and_widen_the_interval():
 
 
 def test_two_level_never_narrower_than_within():
-    pairs = [[-1.0, 1.0], [-1.0, 1.0]]  # equal pair means, wide rounds
-    _, low, high = stats.two_level_ratio_with_ci(pairs)
-    _, w_low, w_high = stats.ratio_with_ci([-1.0, 1.0, -1.0, 1.0])
-    assert (low, high) == pytest.approx((w_low, w_high))
+    pairs = [[-1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]]  # equal pair medians, wide rounds
+    ratio, low, high = stats.two_level_ratio_with_ci(pairs)
+    assert ratio == pytest.approx(1.0)
+    # within: t(4) x 1.4826 x median |residual| (1.0) / sqrt(6)
+    half = 2.776 * 1.4826 * 1.0 / math.sqrt(6)
+    assert (low, high) == pytest.approx((math.exp(-half), math.exp(half)))
 
 
 def test_two_level_needs_rounds():
     with pytest.raises(ValueError, match="no paired rounds"):
         stats.two_level_ratio_with_ci([[], []])
+
+
+def test_two_level_uses_each_pairs_median_so_one_outlier_round_does_not_move_it():
+    # one round of pair 0 landed on a slow moment of the host for one side (log 0.6)
+    groups = [[0.0, 0.01, -0.01, 0.6, 0.0], [0.02, 0.0, 0.01, 0.02, 0.01]]
+    ratio, low, high = stats.two_level_ratio_with_ci(groups)
+    assert ratio == pytest.approx(math.exp((0.0 + 0.01) / 2))
+    # between pairs: t(1) = 12.706 x sd(0.0, 0.01) / sqrt(2) = 0.0898; within: t(8) x
+    # 1.4826 x median |residual| (0.01) / sqrt(10) = 0.0108: the larger one wins
+    half = 12.706 * statistics_stdev([0.0, 0.01]) / math.sqrt(2)
+    assert math.log(high / ratio) == pytest.approx(half)
+    assert math.log(ratio / low) == pytest.approx(half)
+
+
+def test_two_level_one_pair_gives_the_robust_within_interval():
+    groups = [[0.0, 0.1, -0.1, 0.02, 2.0]]
+    ratio, low, high = stats.two_level_ratio_with_ci(groups)
+    assert ratio == pytest.approx(math.exp(0.02))
+    residuals = sorted(abs(v - 0.02) for v in groups[0])  # 0, 0.02, 0.08, 0.12, 1.98
+    half = 2.776 * 1.4826 * residuals[2] / math.sqrt(5)
+    assert math.log(high / ratio) == pytest.approx(half)
+    assert stats.two_level_ratio_with_ci([[0.3]]) == (pytest.approx(math.exp(0.3)), None, None)

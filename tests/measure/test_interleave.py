@@ -263,3 +263,38 @@ def test_both_sides_of_a_pair_import_at_once():
                         ("target", "wait"), ("reference", "wait"),
                         ("reference", "spawn"), ("target", "spawn"),
                         ("reference", "wait"), ("target", "wait")]
+
+
+def test_one_thread_rows_rotate_both_sides_over_the_same_cpus():
+    # dispatch runs on the calling thread: each round both sides get the same CPU slot,
+    # the next round the next slot (issue 16); the GEMM row, on the pool, gets none.
+    slots = []
+
+    class Recorder(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            if op == "run":
+                slots.append((fields["bench"], self.label, fields.get("cpu_slot")))
+            return super().request(op, timeout_s, **fields)
+
+    audit = AuditRun("/t/python", "/r/python", "quick", FAST, only=["matmul_fp32", "dispatch"],
+                     worker_factory=lambda *args: Recorder([], *args))
+    audit.run()
+    dispatch = [(side, slot) for bench, side, slot in slots if bench == "dispatch"]
+    assert dispatch[:6] == [("target", 0), ("reference", 0), ("reference", 1),
+                            ("target", 1), ("target", 2), ("reference", 2)]
+    assert {slot for bench, _, slot in slots if bench == "matmul_fp32"} == {None}
+
+
+def test_rotation_can_be_switched_off():
+    import dataclasses
+    slots = []
+
+    class Recorder(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            if op == "run":
+                slots.append(fields.get("cpu_slot"))
+            return super().request(op, timeout_s, **fields)
+
+    AuditRun("/t/python", "/r/python", "quick", dataclasses.replace(FAST, rotate_cpus=False),
+             only=["dispatch"], worker_factory=lambda *args: Recorder([], *args)).run()
+    assert slots and set(slots) == {None}

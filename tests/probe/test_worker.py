@@ -1,6 +1,7 @@
 """The worker's run reply carries extra per-sample metrics of callables with .extra()."""
 
 import json
+import os
 
 import pytest
 
@@ -63,3 +64,28 @@ def test_a_benchmarks_own_sample_floor_raises_the_calls_per_sample(monkeypatch):
         # each call sleeps >= 1 ms: 1 call fills the audit's 1 ms; 20 ms need 10-20 calls
         # (calibration may overshoot up to 2x)
         assert at_least <= replies[0]["number"] <= at_most, (floor, replies[0])
+
+
+def test_calling_thread_on_pins_one_cpu_of_the_allowed_set_and_restores():
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no sched_setaffinity on this platform")
+    from eb_torchperf.probe.worker import calling_thread_on
+    before = os.sched_getaffinity(0)
+    cpus = sorted(before)
+    for slot in range(len(cpus) + 1):
+        with calling_thread_on(slot):
+            assert os.sched_getaffinity(0) == {cpus[slot % len(cpus)]}
+        assert os.sched_getaffinity(0) == before
+    with calling_thread_on(None):
+        assert os.sched_getaffinity(0) == before
+
+
+def test_single_threaded_rows():
+    registry.load_suites()
+    reg = registry.REGISTRY
+    assert reg["dispatch"].single_threaded({"numel": 1})
+    assert reg["denormal"].single_threaded({"numel": 16384, "values": "normal"})
+    assert reg["thread_scaling"].single_threaded({"n": 512, "threads": 1})
+    assert not reg["thread_scaling"].single_threaded({"n": 512, "threads": "all"})
+    assert not reg["matmul_fp32"].single_threaded({"n": 512})
+    assert reg["gemm_cuda"].single_threaded({})

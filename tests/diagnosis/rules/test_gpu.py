@@ -185,9 +185,12 @@ def test_h200_normal_against_itself_flags_nothing(run):
     assert _findings("%s-quick-normal.json" % run) == {}
 
 
+# Relative OPS from the recorded H200 runs, estimated since issue 16 from each worker
+# pair's median round (stats.two_level_ratio_with_ci): 46.9 % and 36.5 % (43.3 % and
+# 33.5 % as means of rounds).
 @pytest.mark.parametrize("run, slowest_pct, launch_us, cpu_gpu_us", [
-    ("h200", 43.3, (18.21, 10.05), (260.62, 230.34)),
-    ("h200x2", 33.5, (14.08, 6.72), (279.98, 249.32)),
+    ("h200", 46.9, (18.21, 10.05), (260.62, 230.34)),
+    ("h200x2", 36.5, (14.08, 6.72), (279.98, 249.32)),
 ])
 def test_h200_caching_allocator_disabled_is_caught_with_its_cost(run, slowest_pct, launch_us,
                                                                  cpu_gpu_us):
@@ -207,7 +210,7 @@ def test_h200_caching_allocator_disabled_is_caught_with_its_cost(run, slowest_pc
 
 
 @pytest.mark.parametrize("run, launch_us, slowdown", [
-    ("h200", (17.04, 10.26), 1.73), ("h200x2", (12.66, 6.58), 1.89)])
+    ("h200", (17.04, 10.26), 1.67), ("h200x2", (12.66, 6.58), 1.89)])
 def test_h200_launch_blocking_is_caught_with_its_cost(run, launch_us, slowdown):
     found = _findings("%s-quick-launch-blocking.json" % run)
     assert set(found) == {"gpu-launch-blocking", "gpu-launch-latency"}
