@@ -47,21 +47,50 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be >= 1")
-    fields = {f.name: f.type for f in dataclasses.fields(SUITE_OPTIONS[args.suite])}
+    base = SUITE_OPTIONS[args.suite]
+    names = sorted(f.name for f in dataclasses.fields(base))
     args.overrides = {}
     for item in args.option:
         name, _, value = item.partition("=")
-        if name not in fields or not value:
-            parser.error("--option %s: give NAME=VALUE with NAME one of %s"
-                         % (item, ", ".join(sorted(fields))))
-        current = getattr(SUITE_OPTIONS[args.suite], name)
-        kind = type(current) if current is not None else float
+        if name not in names:
+            parser.error("--option %s: NAME must be one of %s" % (item, ", ".join(names)))
+        if not value:
+            parser.error("--option %s: give a value after '='" % item)
+        args.overrides[name] = _option_value(parser, item, getattr(base, name), value)
+    try:
+        dataclasses.replace(base, **args.overrides)
+    except ValueError as exc:
+        parser.error("--option: %s" % exc)
+    if args.markdown:
+        folder = os.path.dirname(os.path.abspath(args.markdown))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            parser.error("--markdown %s: no writable folder %s" % (args.markdown, folder))
+    if args.save:
+        if os.path.exists(args.save) and not os.path.isdir(args.save):
+            parser.error("--save %s: exists and is not a folder" % args.save)
         try:
-            args.overrides[name] = (value.lower() in ("1", "true", "yes")) if kind is bool \
-                else kind(value)
-        except ValueError:
-            parser.error("--option %s: %r is not a %s" % (item, value, kind.__name__))
+            os.makedirs(args.save, exist_ok=True)
+        except OSError as exc:
+            parser.error("--save %s: cannot create the folder: %s" % (args.save, exc.strerror))
     return args
+
+
+def _option_value(parser, item, current, value):
+    """`value` as the type of the RunnerOptions field whose default is `current`."""
+    if isinstance(current, bool):
+        lowered = value.lower()
+        if lowered not in ("1", "true", "yes", "0", "false", "no"):
+            parser.error("--option %s: give 1/true/yes or 0/false/no" % item)
+        return lowered in ("1", "true", "yes")
+    kind = type(current) if current is not None else float
+    try:
+        converted = kind(value)
+    except ValueError:
+        parser.error("--option %s: %r is not a%s %s" % (item, value,
+                                                      "n" if kind is int else "", kind.__name__))
+    if isinstance(converted, float) and not math.isfinite(converted):
+        parser.error("--option %s: give a finite number" % item)
+    return converted
 
 
 def half_width_pct(c):

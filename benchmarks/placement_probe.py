@@ -36,7 +36,8 @@ def blocks(fn, count=6, calls=10):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--allocations", type=int, default=8)
+    parser.add_argument("--allocations", type=int, default=8, metavar="N",
+                        help="fresh allocations of the inputs to time (default 8)")
     args = parser.parse_args(argv)
     if args.allocations < 1:
         parser.error("--allocations must be >= 1")
