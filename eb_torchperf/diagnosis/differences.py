@@ -211,6 +211,13 @@ def system(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
     t_gov, r_gov = target.fact("cpu", "governor"), reference.fact("cpu", "governor")
     if t_gov != r_gov:
         out.append(_diff("CPU governor", "system", t_gov, r_gov, how="node setting (cpufreq)"))
+    applied = lambda p: p.fact("allocator", "applied")  # noqa: E731
+    if None not in (applied(target), applied(reference)) and applied(target) != applied(reference):
+        # probe/allocator.py: the workers' heap-reuse setting, left off on a side whose
+        # environment tunes malloc (MALLOC_*, GLIBC_TUNABLES) or sets EBTP_KEEP_MALLOC
+        out.append(_diff("benchmark workers' malloc setting", "system",
+                         target.fact("allocator", "reason"), reference.fact("allocator", "reason"),
+                         how="set by the probe unless the environment tunes glibc malloc"))
     t_lim = target.fact("system", "rlimits") or {}
     r_lim = reference.fact("system", "rlimits") or {}
     for name in sorted(set(t_lim) & set(r_lim)):

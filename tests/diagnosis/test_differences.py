@@ -61,3 +61,17 @@ def test_cpulist_and_known_effect():
     assert cpulist(None) is None
     assert known_effect("NCCL_P2P_DISABLE") == ("nccl-transport-off",)
     assert known_effect("SOMETHING_NEW") == ()
+
+
+def test_allocator_setting_differs_when_one_side_tunes_malloc():
+    wheel = golden_probe("reference")
+    on = with_section(wheel, "allocator", {"applied": True, "reason": "heap reuse: M_MMAP_MAX=0"})
+    off = with_section(wheel, "allocator", {
+        "applied": False, "reason": "the environment tunes glibc malloc (MALLOC_ARENA_MAX)"})
+    diffs = _by_key(differences(off, on))
+    d = diffs["benchmark workers' malloc setting"]
+    assert (d.group, d.target, d.reference) == (
+        "system", "the environment tunes glibc malloc (MALLOC_ARENA_MAX)",
+        "heap reuse: M_MMAP_MAX=0")
+    assert "benchmark workers' malloc setting" not in _by_key(differences(on, on))
+    assert differences(wheel, wheel) == []  # older results without the section
