@@ -46,6 +46,24 @@ def skip_reason():
                            capture_output=True) if os.path.exists(LMOD_INIT) else None
     if probe is None or probe.returncode != 0:
         return "Lmod is not installed (apt-get install lmod)"
+    return _pip_check_problem()
+
+
+def _pip_check_problem():
+    """Why the Python that EasyBuild takes from PATH would fail EasyBuild's own sanity
+    check (`pip check` covers its whole site) before anything is installed, or None.
+    A Debian image with python3-gi but not python3-cairo fails it ("pygobject 3.42.2
+    requires pycairo"): that is the machine, not the easyconfigs under test."""
+    python = shutil.which("python3")
+    if python is None:
+        return "no python3 on PATH for EasyBuild"
+    check = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True,
+                           timeout=120)
+    if check.returncode != 0:
+        first = (check.stdout.strip() or check.stderr.strip()).splitlines()[:1]
+        return ("the python3 EasyBuild finds first on PATH (%s) fails `pip check` before "
+                "anything is installed (%s): EasyBuild's sanity check would fail; put a "
+                "consistent Python first on PATH" % (python, first[0] if first else "no output"))
     return None
 
 
