@@ -109,8 +109,7 @@ def collect(args, say):
         result = AuditRun(args.python, args.python, args.suite, options, only=args.only,
                           devices=DEVICES[args.device], judge=needs_more_pairs).run()
         comparisons = compare(result)
-        if args.save:
-            os.makedirs(args.save, exist_ok=True)
+        if args.save:  # the folder was made by parse_args
             result.save(os.path.join(args.save, "aa-%d.json" % (index + 1)))
         if not result.complete:
             say("run %d incomplete: %s" % (index + 1, result.errors[-1]["message"]))
@@ -189,7 +188,8 @@ def main(argv=None):
                 datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ""]
     if args.overrides:
-        head[-1:] = ["options set: " + ", ".join("%s=%s" % kv for kv in sorted(args.overrides.items())), ""]
+        options = ", ".join("%s=%s" % kv for kv in sorted(args.overrides.items()))
+        head[-1:] = ["options set: " + options, ""]
     text = "\n".join(head + table_lines(rows, runs) + summary_lines(rows, runs)) + "\n"
     print(text)
     if args.markdown:

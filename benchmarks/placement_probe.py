@@ -15,23 +15,16 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from eb_torchperf.probe import allocator  # noqa: E402
+from eb_torchperf.probe import allocator, timing  # noqa: E402
 
 
 def blocks(fn, count=6, calls=10):
-    out = []
-    for _ in range(count):
-        times = []
-        for _ in range(calls):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        out.append(1e3 * statistics.median(times))
-    return out
+    """Median ms per call of `count` blocks of `calls` single timed calls."""
+    return [1e3 * statistics.median(timing.time_calls(fn, 1) for _ in range(calls))
+            for _ in range(count)]
 
 
 def main(argv=None):

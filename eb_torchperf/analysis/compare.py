@@ -7,7 +7,6 @@ Relative OPS = reference seconds per call / target seconds per call (reference =
 import collections
 import dataclasses
 import math
-import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis import precision, stats
@@ -148,7 +147,7 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
     if not groups:
         return Comparison(first.bench, first.params, t_rate, r_rate)
     ratio, low, high = stats.two_level_ratio_with_ci(groups)
-    pair_ratios = [math.exp(statistics.median(g)) for g in groups]  # each pair's location
+    pair_ratios = [math.exp(stats.pair_location(g)) for g in groups]
     inconclusive = precision.is_inconclusive(low, high, aa_floor, inconclusive_half_width)
     outside = low is not None and (high < 1.0 or low > 1.0)
     significant = (not inconclusive and outside

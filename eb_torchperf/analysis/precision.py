@@ -39,11 +39,13 @@ def log_half_width(low: Optional[float], high: Optional[float]) -> Optional[floa
     return (math.log(high) - math.log(low)) / 2
 
 
-def excludes_floor_band(low: Optional[float], high: Optional[float], floor: float) -> bool:
-    """True when the whole interval lies below 1/(1+floor) or above 1+floor."""
+def excludes_floor_band(low: Optional[float], high: Optional[float], floor: float,
+                        margin: float = 1.0) -> bool:
+    """True when the whole interval lies below 1/(1+floor) or above 1+floor, even when
+    moved `margin` times towards 1.0 (a factor; 1.0: as it is)."""
     if low is None or high is None:
         return False
-    return high < 1.0 / (1.0 + floor) or low > 1.0 + floor
+    return high * margin < 1.0 / (1.0 + floor) or low / margin > 1.0 + floor
 
 
 def is_inconclusive(low: Optional[float], high: Optional[float], floor: float,
@@ -70,10 +72,7 @@ def clears_floor_band(low: Optional[float], high: Optional[float], floor: float)
     84.5 % [75.5-94.5 %] over 4 pairs (issue 16, 2-core VM) excludes the band only
     just and does not."""
     half = log_half_width(low, high)
-    if half is None:
-        return False
-    margin = math.exp(half)
-    return high * margin < 1.0 / (1.0 + floor) or low / margin > 1.0 + floor
+    return half is not None and excludes_floor_band(low, high, floor, math.exp(half))
 
 
 def needs_more(low: Optional[float], high: Optional[float], floor: float,

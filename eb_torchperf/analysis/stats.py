@@ -101,6 +101,16 @@ def robust_sd(residuals: Sequence[float]) -> float:
     return MAD_TO_SD * statistics.median(abs(r) for r in residuals)
 
 
+def pair_location(log_ratios: Sequence[float]) -> float:
+    """One worker pair's log ratio: the median of its rounds (see
+    two_level_ratio_with_ci).
+
+    Raises:
+        statistics.StatisticsError: no rounds.
+    """
+    return statistics.median(log_ratios)
+
+
 def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
                             ) -> Tuple[float, Optional[float], Optional[float]]:
     """Ratio and 95 % interval from paired log ratios grouped by worker pair.
@@ -132,7 +142,7 @@ def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
     groups = [list(g) for g in rounds_per_pair if g]
     if not groups:
         raise ValueError("no paired rounds")
-    centres = [statistics.median(g) for g in groups]
+    centres = [pair_location(g) for g in groups]
     centre = statistics.fmean(centres)
     residuals = [v - c for g, c in zip(groups, centres) for v in g]
     rounds = len(residuals)

@@ -15,7 +15,8 @@ target and reference: M_MMAP_MAX = 0 (every allocation comes from the heap) and
 M_TRIM_THRESHOLD = 2 GiB - 1 (freed memory is kept for the next call).  A row then
 measures the build's kernels, not the allocator's luck.  Left alone, and said so in the
 facts, when the environment sets glibc malloc tunables itself (GLIBC_TUNABLES with a
-malloc entry, or a MALLOC_* variable such as MALLOC_ARENA_MAX: a site's own choice is part of what is audited),
+malloc entry, or a MALLOC_* variable such as MALLOC_ARENA_MAX: a site's own choice is
+part of what is audited),
 when EBTP_KEEP_MALLOC=1 asks for it, or when the C library has no mallopt (musl).  An
 allocator preloaded in place of glibc's (jemalloc, tcmalloc) is not affected: mallopt
 only configures glibc's own.
