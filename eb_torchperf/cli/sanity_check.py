@@ -98,8 +98,6 @@ def run(args) -> int:
     outcome = run_check(target, policy, _out_dirs(args, policy), reference_env=reference_env,
                         log=lambda msg: print(msg, file=sys.stderr),
                         installdir=args.installdir)
-    for note in outcome.notes:
-        print("note: %s" % note)
     for finding in sort_findings(outcome.result.findings):
         print(finding_line(finding))
     print("torchperf %s" % outcome.verdict.summary)

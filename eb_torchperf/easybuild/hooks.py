@@ -182,8 +182,6 @@ def _audit(self, policy):
 
 def _report(self, outcome, policy):
     """Print the verdict; raise in fail mode, warn in warn mode."""
-    for note in outcome.notes:
-        print_msg("eb_torchperf: note: %s", note, log=self.log)
     for finding in sort_findings(outcome.result.findings):
         print_msg("eb_torchperf: %s", finding_line(finding), log=self.log)
     verdict = outcome.verdict

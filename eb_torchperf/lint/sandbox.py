@@ -107,6 +107,26 @@ def _drop_privileges(user: pwd.struct_passwd) -> None:
         raise OSError("could not drop root privileges")
 
 
+def private_folder(path: str) -> Optional[str]:
+    """The first folder above `path` that other users cannot enter (no o+x), or None.
+
+    Root parses as `nobody`, which then cannot read a robot path or included file under
+    such a folder (a `mktemp -d` checkout is 0700): EasyBuild's own message ("robot path
+    ... is not a directory") does not say why, so the problem line gets this hint.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        try:
+            if not os.stat(folder).st_mode & 0o001:
+                return folder
+        except OSError:
+            return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 def _child(path: str, copy: str, workdir: str, lint, user, timeout_s: float, read_fd: int,
            write_fd: int) -> None:
     """In the forked child: isolate, then lint `copy`; the JSON result to `write_fd`."""
@@ -203,7 +223,12 @@ def run_isolated(path: str, lint, timeout_s: float = DEFAULT_TIMEOUT_S,
         finally:
             os.close(read_fd)
             _, status = os.waitpid(pid, 0)
-        return _reply(data, status, timeout_s)
+        reply = _reply(data, status, timeout_s)
+        private = private_folder(path) if user is not None else None
+        if private and private in reply.get("problem", ""):  # a path under it failed
+            reply["problem"] += (" (easyconfigs are parsed as the user %r, who cannot enter "
+                                 "%s: make it o+x, or pass --allow-root)" % (SANDBOX_USER, private))
+        return reply
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -40,14 +40,12 @@ class CheckOutcome:
         verdict: its judgement under the policy.
         report_paths: files written into the first output folder, main report first
             (the HTML report).
-        notes: what was skipped and why (optional packages missing), one line each.
         wall_s: seconds the whole check took (reference set-up, audit, reports).
     """
 
     result: AuditResult
     verdict: Verdict
     report_paths: Tuple[str, ...]
-    notes: Tuple[str, ...]
     wall_s: float
 
     @property
@@ -56,8 +54,8 @@ class CheckOutcome:
         return self.report_paths[0] if self.report_paths else ""
 
 
-def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy, out_dir: str,
-                  notes: List[str]) -> List[str]:
+def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy,
+                  out_dir: str) -> List[str]:
     """Write results JSON, verdict JSON and HTML/Markdown (if available) into `out_dir`.
 
     Returns:
@@ -142,7 +140,6 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
         SchemaError: unreadable baseline JSON.
     """
     started = time.monotonic()
-    notes: List[str] = []
     outcome = pipeline.run(request_of(policy, target_python, target_env, reference_env,
                                       cache_dir),
                            pipeline.Display(log=log))
@@ -150,8 +147,8 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
     verdict = judge(result, outcome.comparisons, policy)
     paths: List[str] = []
     for out_dir in out_dirs:
-        written = write_outputs(result, verdict, policy, out_dir, notes)
+        written = write_outputs(result, verdict, policy, out_dir)
         paths = paths or written
     if installdir:
         check_torch_location(result, installdir)
-    return CheckOutcome(result, verdict, tuple(paths), tuple(notes), time.monotonic() - started)
+    return CheckOutcome(result, verdict, tuple(paths), time.monotonic() - started)

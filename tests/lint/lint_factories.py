@@ -1,6 +1,7 @@
 """Hand-built facts and test data paths for the easyconfig linter tests."""
 
 import dataclasses
+import os
 from pathlib import Path
 
 from eb_torchperf.lint.facts import Dependency, EasyconfigFacts, FlexiBLASFacts, ToolchainFacts
@@ -39,3 +40,17 @@ def deps(*specs) -> tuple:
     """Dependencies from (name, version[, line]) tuples."""
     return tuple(Dependency(spec[0], spec[1], line=spec[2] if len(spec) > 2 else None)
                  for spec in specs)
+
+
+def sandbox_unreadable_reason():
+    """Why the sandboxed lint tests cannot read this checkout, or None: as root the
+    sandbox parses as `nobody`, who cannot enter a private folder above the test data
+    (a checkout under `mktemp -d` is 0700)."""
+    from eb_torchperf.lint.sandbox import SANDBOX_USER, private_folder
+    if os.geteuid() != 0:
+        return None
+    private = private_folder(str(ROBOT / "x"))
+    if private is None:
+        return None
+    return ("the checkout is under %s, which the lint sandbox's user %r cannot enter "
+            "(chmod o+x, or check out elsewhere)" % (private, SANDBOX_USER))

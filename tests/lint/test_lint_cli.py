@@ -7,9 +7,11 @@ import pytest
 
 from eb_torchperf.cli import lint as lint_cli
 from eb_torchperf.errors import ConfigError
-from lint_factories import BAD, DATA, ROBOT
+from lint_factories import BAD, DATA, ROBOT, sandbox_unreadable_reason
 
-pytestmark = pytest.mark.usefixtures("easybuild_ready")
+pytestmark = [pytest.mark.usefixtures("easybuild_ready"),
+              pytest.mark.skipif(sandbox_unreadable_reason() is not None,
+                                 reason=str(sandbox_unreadable_reason()))]
 
 
 def run(*argv):

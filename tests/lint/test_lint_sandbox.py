@@ -12,9 +12,11 @@ import textwrap
 import pytest
 
 from eb_torchperf import cli
-from lint_factories import DATA, ROBOT
+from lint_factories import DATA, ROBOT, sandbox_unreadable_reason
 
-pytestmark = pytest.mark.usefixtures("easybuild_ready")
+pytestmark = [pytest.mark.usefixtures("easybuild_ready"),
+              pytest.mark.skipif(sandbox_unreadable_reason() is not None,
+                                 reason=str(sandbox_unreadable_reason()))]
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the privilege drop needs root")
 
 GOOD = DATA / "PyTorch-2.9.1-flexiblas-blis.eb"
@@ -125,3 +127,17 @@ def test_the_run_as_root_flag_is_never_added_silently(tmp_path):
                           env=env, cwd=tmp_path, timeout=120)
     assert proc.stdout.startswith("ConfigError EasyBuild configuration failed: "), proc
     assert "root" in proc.stdout
+
+
+def test_private_folder_names_the_first_folder_others_cannot_enter(tmp_path):
+    from eb_torchperf.lint.sandbox import private_folder
+    shut = tmp_path / "shut"
+    inner = shut / "open"
+    inner.mkdir(parents=True)
+    os.chmod(tmp_path, 0o755)
+    os.chmod(shut, 0o700)
+    os.chmod(inner, 0o755)
+    assert private_folder(str(inner / "x.eb")) == str(shut)
+    os.chmod(shut, 0o711)
+    assert private_folder(str(inner / "x.eb")) in (None, str(tmp_path.parent),
+                                                    str(tmp_path.parent.parent))
