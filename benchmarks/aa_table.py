@@ -3,6 +3,8 @@
 Usage:
   python benchmarks/aa_table.py [--runs N] [--python PY] [--device cpu|cuda|all]
                                 [--suite quick|full] [--only BENCH ...] [--markdown FILE]
+                                [--save DIR]
+  python benchmarks/aa_table.py --from DIR [--markdown FILE]   (re-judge saved runs)
 
 Per row: the relative OPS of every run ("inc." where the row was inconclusive), the
 worst |1 - ratio| over the conclusive runs, the median 95 % interval half-width (log
@@ -17,15 +19,20 @@ import argparse
 import dataclasses
 import collections
 import datetime
+import glob
 import math
 import os
 import platform
 import statistics
 import sys
 import time
+import typing
 
 from eb_torchperf.analysis.compare import AA_FLOOR, compare, needs_more_pairs
-from eb_torchperf.measure.interleave import SUITE_OPTIONS, AuditRun, allowed_cores
+from eb_torchperf.errors import TorchPerfError
+from eb_torchperf.records.measurements import load_results
+from eb_torchperf.measure.interleave import (SUITE_OPTIONS, AuditRun, RunnerOptions,
+                                             allowed_cores)
 from eb_torchperf.probe import registry
 
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
@@ -44,7 +51,13 @@ def parse_args(argv):
                              "block_s=0.02 (repeatable; the table says which were set)")
     parser.add_argument("--save", metavar="DIR",
                         help="also keep each run's raw results (every sample) as DIR/aa-N.json")
+    parser.add_argument("--from", dest="from_dir", metavar="DIR",
+                        help="measure nothing: tabulate the runs saved earlier with --save "
+                             "in DIR (DIR/aa-N.json) under the current rules (wall time: "
+                             "each audit's own)")
     args = parser.parse_args(argv)
+    if args.from_dir and not sorted(glob.glob(os.path.join(args.from_dir, "aa-*.json"))):
+        parser.error("--from %s: no aa-N.json runs there" % args.from_dir)
     if args.runs < 1:
         parser.error("--runs must be >= 1")
     base = SUITE_OPTIONS[args.suite]
@@ -56,7 +69,8 @@ def parse_args(argv):
             parser.error("--option %s: NAME must be one of %s" % (item, ", ".join(names)))
         if not value:
             parser.error("--option %s: give a value after '='" % item)
-        args.overrides[name] = _option_value(parser, item, getattr(base, name), value)
+        args.overrides[name] = _option_value(parser, item, getattr(base, name), value,
+                                             _field_type(name))
     try:
         dataclasses.replace(base, **args.overrides)
     except ValueError as exc:
@@ -75,14 +89,22 @@ def parse_args(argv):
     return args
 
 
-def _option_value(parser, item, current, value):
-    """`value` as the type of the RunnerOptions field whose default is `current`."""
+def _field_type(name):
+    """The declared type of RunnerOptions field `name` (int for Optional[int])."""
+    hint = typing.get_type_hints(RunnerOptions)[name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if args else hint
+
+
+def _option_value(parser, item, current, value, declared=None):
+    """`value` as the type of the RunnerOptions field whose default is `current` (or,
+    for a field whose default is None, its `declared` type)."""
     if isinstance(current, bool):
         lowered = value.lower()
         if lowered not in ("1", "true", "yes", "0", "false", "no"):
             parser.error("--option %s: give 1/true/yes or 0/false/no" % item)
         return lowered in ("1", "true", "yes")
-    kind = type(current) if current is not None else float
+    kind = type(current) if current is not None else (declared or float)
     try:
         converted = kind(value)
     except ValueError:
@@ -99,6 +121,17 @@ def half_width_pct(c):
     return 100 * (math.exp((math.log(c.ci_high) - math.log(c.ci_low)) / 2) - 1)
 
 
+def _add_run(rows, runs, result, wall_s):
+    comparisons = compare(result)
+    runs.append({"wall_s": wall_s, "inconclusive": sum(c.inconclusive for c in comparisons),
+                 "torch": (result.target.facts.get("torch", {}).get("version", "?")
+                           if result.target else "?")})
+    for c in comparisons:
+        key = "%s %s" % (c.bench, registry.params_json(c.params))
+        rows.setdefault(key, {"device": registry.REGISTRY[c.bench].device, "runs": []})
+        rows[key]["runs"].append(c)
+
+
 def collect(args, say):
     rows = collections.OrderedDict()
     runs = []
@@ -108,21 +141,29 @@ def collect(args, say):
                                       **args.overrides)
         result = AuditRun(args.python, args.python, args.suite, options, only=args.only,
                           devices=DEVICES[args.device], judge=needs_more_pairs).run()
-        comparisons = compare(result)
         if args.save:  # the folder was made by parse_args
             result.save(os.path.join(args.save, "aa-%d.json" % (index + 1)))
         if not result.complete:
             say("run %d incomplete: %s" % (index + 1, result.errors[-1]["message"]))
-        runs.append({"wall_s": time.monotonic() - began,
-                     "inconclusive": sum(c.inconclusive for c in comparisons),
-                     "torch": (result.target.facts.get("torch", {}).get("version", "?")
-                               if result.target else "?")})
-        for c in comparisons:
-            key = "%s %s" % (c.bench, registry.params_json(c.params))
-            rows.setdefault(key, {"device": registry.REGISTRY[c.bench].device, "runs": []})
-            rows[key]["runs"].append(c)
+        _add_run(rows, runs, result, time.monotonic() - began)
         say("run %d/%d: %.0f s, %d inconclusive" % (index + 1, args.runs, runs[-1]["wall_s"],
                                                    runs[-1]["inconclusive"]))
+    return rows, runs
+
+
+def collect_saved(folder):
+    """Rows and runs of the aa-N.json results saved in `folder`, in N order.
+
+    Raises:
+        TorchPerfError: a file that is not an audit results document.
+    """
+    rows, runs = collections.OrderedDict(), []
+    paths = glob.glob(os.path.join(folder, "aa-*.json"))
+    def number(path):
+        return int("".join(ch for ch in os.path.basename(path) if ch.isdigit()) or 0)
+    for path in sorted(paths, key=number):
+        result = load_results(path)
+        _add_run(rows, runs, result, result.wall_s)
     return rows, runs
 
 
@@ -171,20 +212,34 @@ def summary_lines(rows, runs):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if not os.path.exists(args.python):
-        print("aa_table: error: no interpreter at %s" % args.python, file=sys.stderr)
-        return 2
-    try:
-        registry.plan(args.suite, DEVICES[args.device], args.only)
-    except ValueError as exc:
-        print("aa_table: error: %s" % exc, file=sys.stderr)
-        return 2
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    rows, runs = collect(args, say)
+    if args.from_dir:
+        registry.load_suites()
+        try:
+            rows, runs = collect_saved(args.from_dir)
+        except TorchPerfError as exc:
+            print("aa_table: error: %s" % exc, file=sys.stderr)
+            return 2
+        result = load_results(sorted(glob.glob(os.path.join(args.from_dir, "aa-*.json")))[0])
+        args.python = result.target.python if result.target else "?"
+        args.suite, args.runs = result.suite, len(runs)
+        args.device = "saved runs in %s" % args.from_dir
+        args.host, args.cores = result.host or "?", "?"
+    else:
+        if not os.path.exists(args.python):
+            print("aa_table: error: no interpreter at %s" % args.python, file=sys.stderr)
+            return 2
+        try:
+            registry.plan(args.suite, DEVICES[args.device], args.only)
+        except ValueError as exc:
+            print("aa_table: error: %s" % exc, file=sys.stderr)
+            return 2
+        rows, runs = collect(args, say)
+        args.host, args.cores = platform.node(), allowed_cores()
     head = ["# A/A table: %s against itself" % args.python, "",
-            "%s; %s suite, --device %s, %d runs; host %s, %d allowed cores; torch %s; %s" % (
+            "%s; %s suite, --device %s, %d runs; host %s, %s allowed cores; torch %s; %s" % (
                 "benchmarks/aa_table.py", args.suite, args.device, args.runs,
-                platform.node(), allowed_cores(), runs[0]["torch"],
+                args.host, args.cores, runs[0]["torch"],
                 datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ""]
     if args.overrides:

@@ -1,15 +1,20 @@
-"""Models vs the micro-suite's prediction, side by side, for one audit results file.
+"""Models vs the micro-suite's prediction, side by side, for audit results.
 
-Usage: .venv/bin/python benchmarks/models_vs_micro.py RESULTS.json [EXPLAIN.json]
+Usage: .venv/bin/python benchmarks/models_vs_micro.py RESULTS.json [MORE.json ...]
+           [--explain EXPLAIN.json]
 
-RESULTS.json is an audit that ran the models and the micro rows (`--suite full`, or
-two audits merged by hand); EXPLAIN.json (default: RESULTS.explain.json beside it, as
-`audit --explain` writes it) holds the models' profiles.  Prints per model row: the
-measured relative OPS, the micro-suite's prediction (eb_torchperf.analysis.model_prediction:
-time-additive and weighted geometric mean), their factor, and the families weighing
-most; then the geometric means.  Exit status 2 with one line on a bad input.
+RESULTS.json is an audit that ran the models and the micro rows (`--suite full`); or
+give several audits of the same target and reference (`--suite models` and `--suite
+full --only ...` of the micro rows): their rows are pooled, and files of other
+interpreters are refused.  EXPLAIN.json (default: the first file's
+<stem>.explain.json, as `audit --explain` or `explain --results` writes it) holds the
+models' profiles.  Prints per model row: the measured relative OPS, the micro-suite's
+prediction (eb_torchperf.analysis.model_prediction: time-additive and weighted
+geometric mean), their factor, and the families weighing most; then the geometric
+means.  Exit status 2 with one line on a bad input.
 """
 
+import argparse
 import sys
 
 from eb_torchperf.analysis.compare import compare
@@ -21,21 +26,47 @@ from eb_torchperf.analysis.model_rows import split
 from eb_torchperf.analysis.stats import geometric_mean
 
 
+def _sides(result):
+    """(target, reference) torch files of one audit, to refuse mixing audits."""
+    def torch_file(probe):
+        return ((probe.facts.get("torch") or {}).get("file") if probe else None) or (
+            probe.python if probe else None)
+    return torch_file(result.target), torch_file(result.reference)
+
+
 def _pct(value):
     return "%6.1f %%" % (100 * value) if value is not None else "      —"
 
 
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="models_vs_micro.py", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", metavar="RESULTS.json")
+    parser.add_argument("--explain", metavar="EXPLAIN.json",
+                        help="the models' profiles (default: the first file's "
+                             "<stem>.explain.json)")
+    args = parser.parse_args(argv[1:])
+    if args.explain is None and len(args.results) == 2 and \
+            args.results[1].endswith(".explain.json"):
+        args.explain = args.results.pop()   # the older form: RESULTS.json EXPLAIN.json
+    return args
+
+
 def main(argv):
-    if len(argv) not in (2, 3):
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
+    args = _parse(argv)
     try:
-        result = load_results(argv[1])
-        explained = load_explain(argv[2] if len(argv) == 3 else explain_path(argv[1]))
+        results = [load_results(path) for path in args.results]
+        explained = load_explain(args.explain or explain_path(args.results[0]))
     except TorchPerfError as exc:
         print("models_vs_micro: error: %s" % exc, file=sys.stderr)
         return 2
-    comparisons = compare(result)
+    for path, result in zip(args.results[1:], results[1:]):
+        if _sides(result) != _sides(results[0]):
+            print("models_vs_micro: error: %s audits %s against %s, %s audits %s against %s"
+                  % ((path,) + _sides(result) + (args.results[0],) + _sides(results[0])),
+                  file=sys.stderr)
+            return 2
+    comparisons = [c for result in results for c in compare(result)]
     predictions = predict_all(explained.profiles, comparisons)
     if not predictions:
         print("models_vs_micro: error: no model row with a profile and micro rows to predict "

@@ -92,8 +92,9 @@ class Comparison:
         noisy: only for comparisons without an interval (runs.unpaired_comparisons): a
             side's relative IQR exceeds NOISY_REL_IQR.  Paired rows read their interval.
         pairs: worker pairs measured on both sides.
-        inconclusive: the interval stayed wider than precision.INCONCLUSIVE_HALF_WIDTH
-            without excluding the A/A floor band (precision.is_inconclusive).  Then
+        inconclusive: the interval stayed wider than precision.INCONCLUSIVE_HALF_WIDTH,
+            or its centre lies outside the A/A floor band while the interval reaches into
+            it, without excluding the band (precision.is_inconclusive).  Then
             relative_ops is None (so no rule, finding or geometric mean uses it) and
             `estimate` keeps the number; ci_low/ci_high show why.
         estimate: the ratio estimate, also for an inconclusive row (None without one).

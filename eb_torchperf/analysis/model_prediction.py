@@ -8,16 +8,24 @@ per-operator profile of the model workload, probe/profile.MODEL_WORKLOADS):
 1. every profiled operator is put in one family (FAMILIES: GEMM, convolution forward
    and backward on oneDNN and on the im2col + BLAS path, batch norm, other vectorised
    kernels, embedding, fused attention, per-op overhead) by its canonical name
-   (profile_diff.canonical_op).  The convolution path is read off the profile, not
-   guessed: torch 1.13 sends a 1x1 convolution at batch < 16 to the im2col + BLAS
-   path when it runs one thread ("THNN is faster when single-threaded",
+   (profile_diff.canonical_op); the GEMM calls, im2col convolutions included, also by
+   the arithmetic intensity the probe tagged them with (probe.profile.gemm_dims:
+   "gemm@2.0" for alexnet's classifier at batch 4).  The convolution path is read off
+   the profile, not guessed: torch 1.13 sends a 1x1 convolution at batch < 16 to the
+   im2col + BLAS path when it runs one thread ("THNN is faster when single-threaded",
    aten/src/ATen/native/ConvUtils.h use_mkldnn), so Debian's resnet50 spends 97 % of
    its inference gap in aten::_slow_conv2d_forward, i.e. in reference BLAS;
 2. each family's weight is its share of the REFERENCE's self CPU time per step: how
    the fast build spends a step, i.e. the work mix, independent of the target's gaps;
+   except that where one piece of work has two kernel paths (PATH_GROUPS: convolution
+   on oneDNN or on im2col + BLAS), the target's profile says which path it took
+   (routed_weights);
 3. each family's relative OPS is the geometric mean of the audit's micro rows for
    that family (FAMILY_ROWS; families without a measured row are left out and the
-   weights renormalised, and the prediction says which);
+   weights renormalised, and the prediction says which); a tagged GEMM's is read off
+   the curve of the fp32 GEMM rows over their intensity (gemm_curve, on_curve): on
+   Debian's reference BLAS a 2 flop/B GEMM ran at 15 % of the wheel, a 170 flop/B one
+   at 3 % (issue 17);
 4. the prediction is the time-additive composition (Amdahl): a family that takes
    w_k of the reference's step and runs at r_k takes w_k / r_k on the target, so the
    model runs at 1 / sum_k(w_k / r_k).  The weighted geometric mean
@@ -34,8 +42,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.model_rows import is_model
-from eb_torchperf.analysis.profile_diff import ProfileDiff, backend_of, canonical_op
+from eb_torchperf.analysis.profile_diff import (INTENSITY_TAG, ProfileDiff, WorkloadProfile,
+                                               backend_of, base_op, canonical_op,
+                                               tagged_intensity)
 from eb_torchperf.analysis.stats import geometric_mean
+from eb_torchperf.probe.profile import intensity
 
 #: family -> (title, regular expression over canonical operator names); first match
 #: wins, after that profile_diff.backend_of decides (FALLBACK).
@@ -76,13 +87,74 @@ FAMILY_ROWS = {
 }
 
 
+#: Families whose operators the probe tags with each call's arithmetic intensity
+#: (probe.profile.gemm_dims): a tagged operator gets the key "<family>@<flop/B>" and is
+#: priced off the GEMM curve (gemm_curve) at its own intensity.
+GEMM_FAMILIES = ("gemm", "conv_gemm", "conv_gemm_backward")
+#: fp32 GEMM micro rows -> (M, K, N) of one call: the points of the GEMM curve.
+GEMM_POINT_ROWS = {
+    "matmul_fp32": lambda p: (p["n"], p["n"], p["n"]),
+    "linear": lambda p: (p["tokens"], p["in"], p["out"]),
+    "linear_small_batch": lambda p: (p["tokens"], p["in"], p["out"]),
+}
+
+
 def family_of(op: str) -> str:
-    """The prediction family of profiler operator name `op`."""
+    """The prediction family of profiler operator name `op`; "<family>@<flop/B>" for a
+    GEMM operator the probe tagged with its intensity ("aten::addmm [2.0 flop/B]" ->
+    "gemm@2.0")."""
     op = canonical_op(op)
-    for key, _, pattern in FAMILIES:
-        if pattern and re.match(pattern, op):
-            return key
-    return FALLBACK[backend_of(op).key]
+    base = base_op(op)
+    family = next((key for key, _, pattern in FAMILIES if pattern and re.match(pattern, base)),
+                  None) or FALLBACK[backend_of(base).key]
+    flop_per_byte = tagged_intensity(op)
+    if flop_per_byte is not None and family in GEMM_FAMILIES:
+        return "%s@%s" % (family, INTENSITY_TAG.match(op).group("intensity"))
+    return family
+
+
+def base_family(key: str) -> str:
+    """The family of a family key: "gemm@2.0" -> "gemm"."""
+    return key.split("@", 1)[0]
+
+
+def gemm_curve(comparisons: Sequence[Comparison]) -> List[Tuple[float, float]]:
+    """(intensity flop/B, relative OPS) of the measured fp32 GEMM micro rows
+    (GEMM_POINT_ROWS), by intensity; rows within 10 % of one intensity are one point
+    (geometric mean: matmul 512^3 and the 256-token Linear are both 85 flop/B)."""
+    points = []
+    for c in comparisons:
+        if c.bench in GEMM_POINT_ROWS and c.relative_ops is not None:
+            try:
+                points.append((intensity(*GEMM_POINT_ROWS[c.bench](c.params)), c.relative_ops))
+            except (KeyError, TypeError, ZeroDivisionError):
+                continue                    # a row of another shape vocabulary: no point
+    points.sort()
+    merged: List[List[float]] = []
+    for x, ratio in points:
+        if merged and math.log(x / merged[-1][0]) < math.log(1.1):
+            merged[-1][1].append(ratio)
+        else:
+            merged.append([x, [ratio]])
+    return [(x, geometric_mean(ratios)) for x, ratios in merged]
+
+
+def on_curve(curve: Sequence[Tuple[float, float]], flop_per_byte: float) -> float:
+    """Relative OPS at `flop_per_byte`: linear in log-log between the two nearest points
+    of `curve`, the end point's value beyond either end.
+
+    Raises:
+        ValueError: an empty curve.
+    """
+    if not curve:
+        raise ValueError("no GEMM row measured")
+    if flop_per_byte <= curve[0][0]:
+        return curve[0][1]
+    for (x0, r0), (x1, r1) in zip(curve, curve[1:]):
+        if flop_per_byte <= x1:
+            t = math.log(flop_per_byte / x0) / math.log(x1 / x0)
+            return math.exp(math.log(r0) + t * (math.log(r1) - math.log(r0)))
+    return curve[-1][1]
 
 
 def family_weights(diff: ProfileDiff) -> Dict[str, float]:
@@ -93,9 +165,7 @@ def family_weights(diff: ProfileDiff) -> Dict[str, float]:
     Raises:
         ValueError: the reference profile has no positive time.
     """
-    times: Dict[str, float] = {}
-    for op in diff.ops:
-        times[family_of(op.op)] = times.get(family_of(op.op), 0.0) + max(op.reference_s, 0.0)
+    times = _family_times(diff.reference)
     total = sum(times.values())
     if total <= 0:
         raise ValueError("%s: the reference profile has no time" % diff.workload)
@@ -147,14 +217,68 @@ class Prediction:
         return max(self.predicted / self.measured, self.measured / self.predicted)
 
 
+#: Families that are one piece of work on two kernel paths, where the build and the
+#: shape choose the path: Debian's torch 1.13, which runs one thread, sends resnet50's
+#: 1x1 convolutions at batch 1 to im2col + BLAS (aten::_slow_conv2d_forward), while the
+#: wheel on two threads runs them on oneDNN; weighted by the reference's ops alone the
+#: slow path had no weight and resnet50 was predicted at 30 % against 9 % measured
+#: (issue 17, 2-core VM).
+PATH_GROUPS = (("conv", "conv_gemm"), ("conv_backward", "conv_gemm_backward"))
+
+
+def _family_times(profile: WorkloadProfile) -> Dict[str, float]:
+    """Family key -> self CPU seconds per step of one side's raw profile (the probe's
+    intensity tags intact; negative self times count as zero)."""
+    times: Dict[str, float] = {}
+    for op in profile.ops:
+        key = family_of(op.name)
+        times[key] = times.get(key, 0.0) + max(op.self_s, 0.0)
+    return times
+
+
+def _target_family_times(diff: ProfileDiff) -> Dict[str, float]:
+    return _family_times(diff.target)
+
+
+def routed_weights(diff: ProfileDiff, weights: Dict[str, float],
+                   ratios: Dict[str, Tuple[float, Tuple[str, ...]]]) -> Dict[str, float]:
+    """`weights` with each PATH_GROUPS group's reference share split over the paths the
+    TARGET took, where those differ from the reference's: path k gets the share in
+    proportion to T_k x r_k (the target's self time on k times k's relative OPS: the
+    reference's time for the same work).  A group is left as it is when both sides
+    took the same paths, or when the target spent time on a path without a micro row."""
+    weights = dict(weights)
+    target = _target_family_times(diff)
+    for group in PATH_GROUPS:
+        members = lambda keys: [k for k in keys if base_family(k) in group]  # noqa: E731
+        share = sum(weights[k] for k in members(weights))
+        paths = [k for k in members(target) if target[k] > 0]
+        if (share <= 0 or not paths or any(k not in ratios for k in paths)
+                or set(paths) == set(members(weights))):
+            continue                        # the target took the reference's paths
+        work = {k: target[k] * ratios[k][0] for k in paths}
+        for k in members(list(weights)):
+            del weights[k]
+        weights.update({k: share * w / sum(work.values()) for k, w in work.items()})
+    return weights
+
+
 def predict(diff: ProfileDiff, comparisons: Sequence[Comparison]) -> Optional[Prediction]:
     """Predict the model of profile `diff` from the micro rows in `comparisons`.
 
     Returns:
         the Prediction, or None when no family of the model has a measured micro row.
     """
-    weights = family_weights(diff)
     ratios = family_ratios(comparisons)
+    curve = gemm_curve(comparisons)
+    tagged = set(family_weights(diff)) | set(_target_family_times(diff))
+    for key in sorted(k for k in tagged if "@" in k):
+        if curve:
+            ratios[key] = (on_curve(curve, float(key.split("@", 1)[1])),
+                           tuple(GEMM_POINT_ROWS))
+        elif base_family(key) in ratios:
+            ratios[key] = ratios[base_family(key)]
+    weights = routed_weights(diff, family_weights(diff), ratios)
     covered = {k: w for k, w in weights.items() if k in ratios}
     if not covered:
         return None

@@ -16,6 +16,7 @@ import math
 import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+
 SIDES = ("target", "reference")
 #: Operators below this share of the gap are left out of `ProfileDiff.top_ops`.
 MIN_SHARE = 0.02
@@ -90,13 +91,39 @@ OTHER = Backend("other", "other ATen ops (views, allocation, dispatch)", r".*",
                 "dispatcher and allocator overhead")
 
 
+#: The probe's intensity tag on GEMM operators (probe.profile.intensity_tag):
+#: "aten::addmm [2.0 flop/B]".
+INTENSITY_TAG = re.compile(r"^(?P<op>.*) \[(?P<intensity>[0-9.]+) flop/B\]$")
+
+
 def canonical_op(name: str) -> str:
-    """The current name of operator `name` (OP_RENAMES), else `name` itself."""
+    """The current name of operator `name` (OP_RENAMES), else `name` itself; an
+    intensity tag is kept ("aten::thnn_conv2d_forward [6.4 flop/B]" ->
+    "aten::_slow_conv2d_forward [6.4 flop/B]")."""
+    match = INTENSITY_TAG.match(name)
+    if match:
+        return OP_RENAMES.get(match.group("op"), match.group("op")) + name[len(match.group("op")):]
     return OP_RENAMES.get(name, name)
 
 
+def base_op(op: str) -> str:
+    """Operator name `op` without the probe's intensity tag ("aten::addmm [2.0 flop/B]"
+    -> "aten::addmm")."""
+    match = INTENSITY_TAG.match(op)
+    return match.group("op") if match else op
+
+
+def tagged_intensity(op: str) -> Optional[float]:
+    """The arithmetic intensity (flop/B) the probe tagged GEMM operator `op` with, else
+    None."""
+    match = INTENSITY_TAG.match(op)
+    return float(match.group("intensity")) if match else None
+
+
 def backend_of(op: str) -> Backend:
-    """The Backend whose pattern matches canonical operator name `op` (OTHER if none)."""
+    """The Backend whose pattern matches canonical operator name `op` (OTHER if none);
+    an intensity-tagged GEMM runs where its operator runs."""
+    op = base_op(op)
     return next((b for b in BACKENDS if b.matches(op)), OTHER)
 
 
@@ -279,11 +306,13 @@ class ProfileDiff:
 
 def align(target: WorkloadProfile, reference: WorkloadProfile
           ) -> Dict[str, Tuple[float, float, Tuple[str, ...]]]:
-    """Per canonical operator: (target s/step, reference s/step, profiler names merged)."""
+    """Per canonical operator: (target s/step, reference s/step, profiler names merged).
+    The calls of one GEMM operator at every intensity are one operator here (its names
+    keep the probe's tags); model_prediction reads the tags off the raw profiles."""
     rows: Dict[str, list] = {}
     for index, profile in enumerate((target, reference)):
         for op in profile.ops:
-            row = rows.setdefault(canonical_op(op.name), [0.0, 0.0, set()])
+            row = rows.setdefault(base_op(canonical_op(op.name)), [0.0, 0.0, set()])
             row[index] += op.self_s
             row[2].add(op.name)
     return {op: (t, r, tuple(sorted(names))) for op, (t, r, names) in rows.items()}

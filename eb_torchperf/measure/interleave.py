@@ -111,7 +111,10 @@ class RunnerOptions:
 #: 15 ms with 10 ms warm-up and 5 ms settle (5 A/A runs at 40/20/10 ms: median interval
 #: half-width 12.1 %; at 15/10/5 ms with the allocator and CPU-rotation fixes 4-5 %,
 #: reports/examples/aa-table-2core-vm.md); the layer rows of suite_cpu_layers run in
-#: `full`.
+#: `full`.  Five rounds at least in quick and full, an odd number so that a pair's
+#: location (its median round) is one round: on the 16-core H200 host one fresh
+#: reference worker ran its first two softmax blocks at 8.0 and 5.3 ms against 0.33 ms,
+#: and the median of that pair's 4 rounds read 409 % (issue 16, quick --device all A/A).
 #: Seconds an audit of few rows may still spend on extra pairs (the suites'
 #: min_audit_budget_s): a one-row `--only` audit had 4.2 s, which its first 3 pairs used
 #: up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
@@ -119,9 +122,9 @@ class RunnerOptions:
 MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,
-                           min_rounds=4, bench_budget_s=0.3, max_pairs=8,
+                           min_rounds=5, bench_budget_s=0.3, max_pairs=8,
                            row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
-    "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=4, max_rounds=20, bench_budget_s=2.0,
+    "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=5, max_rounds=20, bench_budget_s=2.0,
                           max_pairs=10, row_budget_s=18.0,
                           min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     # Whole models (probe/suite_models): one round at least, each row's own 4 s budget.

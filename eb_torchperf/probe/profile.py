@@ -130,11 +130,92 @@ for _model in suite_models.MODEL_TABLE:
                                                  else "one training step"))
 
 
+#: GEMM operators whose calls are split by shape.  A GEMM's speed gap between two BLAS
+#: libraries depends on its shape: alexnet's classifier at batch 4 (4 x 9216 by 9216 x
+#: 4096, 2 flop per byte moved) streams its weights and ran at 15 % of the wheel on
+#: Debian's reference BLAS, a 1024^3 GEMM (170 flop/B) at 3 % (issue 17, 2-core VM).
+#: So each call's arithmetic intensity is recorded with the operator
+#: (INTENSITY_TAG), and model_prediction prices it between the micro-suite's GEMM rows
+#: of lower and higher intensity.  The im2col convolution is a GEMM per image too.
+GEMM_OPS = frozenset(("aten::addmm", "aten::mm", "aten::linear", "aten::matmul",
+                      "aten::_addmm_activation"))
+CONV_GEMM_OPS = frozenset(("aten::_slow_conv2d_forward", "aten::thnn_conv2d_forward",
+                           "aten::_slow_conv2d_backward", "aten::thnn_conv2d_backward",
+                           "aten::slow_conv2d_backward"))
+#: Appended to a GEMM operator's name: "aten::addmm [2.0 flop/B]" (two significant
+#: digits of the fp32 flop per byte of one call; analysis.profile_diff.INTENSITY_TAG
+#: reads it back).
+INTENSITY_TAG = " [%s flop/B]"
+
+
+def _product(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
+def gemm_dims(op: str, shapes):
+    """(M, K, N) of one GEMM call from the profiler's `input_shapes` (a list of shapes,
+    scalars and lists as []), else None.  Leading dimensions of a batched operand count
+    as rows (tokens = batch x seq).  Convolutions on the im2col path: one image's GEMM,
+    M = output channels, K = input channels x kernel, N = the (input) pixels; the
+    backward reads the pixels off grad_output."""
+    mats = [list(sh) for sh in (shapes or ()) if sh is not None and len(sh) >= 2]
+    try:
+        if op == "aten::linear" and len(mats) >= 2:
+            x, w = mats[0], mats[1]
+            return _product(x[:-1]), x[-1], w[0]
+        if op in GEMM_OPS and len(mats) >= 2:
+            a, b = mats[-2], mats[-1]
+            return _product(a[:-1]), a[-1], b[-1]
+        if op in CONV_GEMM_OPS:
+            four = [m for m in mats if len(m) == 4]
+            if op.endswith("forward") and len(four) >= 2:
+                (_, c, h, w), (cout, _, kh, kw) = four[0], four[1]
+                return cout, c * kh * kw, h * w
+            if len(four) >= 3:                  # grad_output, input, weight
+                (_, cout, ho, wo), (_, c, _, _), (_, _, kh, kw) = four[:3]
+                return cout, c * kh * kw, ho * wo
+    except (TypeError, ValueError, IndexError):
+        return None
+    return None
+
+
+def intensity(m: int, k: int, n: int) -> float:
+    """fp32 arithmetic intensity of an M x K by K x N GEMM: 2MKN flop over the
+    4(MK + KN + MN) bytes of its three matrices (flop/B)."""
+    return 2.0 * m * k * n / (4.0 * (m * k + k * n + m * n))
+
+
+def intensity_tag(value: float) -> str:
+    """INTENSITY_TAG with `value` to two significant digits ("2.0", "77", "170")."""
+    digits = "%.2g" % value
+    if "e" in digits:
+        digits = "%d" % round(float(digits))
+    elif "." not in digits and value < 10:
+        digits += ".0"
+    return INTENSITY_TAG % digits
+
+
 def _op_rows(events) -> list:
-    """One dict per operator of `prof.key_averages()`: name, self/total CPU s, calls."""
-    return [{"name": e.key, "self_cpu_s": e.self_cpu_time_total * _US,
-             "cpu_total_s": e.cpu_time_total * _US, "calls": int(e.count)}
-            for e in events]
+    """One dict per operator of `prof.key_averages(group_by_input_shape=True)`: name,
+    self/total CPU s, calls; events of one operator with different shapes are summed,
+    except that GEMM calls (GEMM_OPS, CONV_GEMM_OPS) are summed per intensity, as
+    "<op> [I flop/B]" (intensity_tag)."""
+    rows = {}
+    for e in events:
+        name = e.key
+        if name in GEMM_OPS or name in CONV_GEMM_OPS:
+            dims = gemm_dims(name, getattr(e, "input_shapes", None))
+            if dims and min(dims) > 0:
+                name += intensity_tag(intensity(*dims))
+        row = rows.setdefault(name, {"name": name, "self_cpu_s": 0.0, "cpu_total_s": 0.0,
+                                     "calls": 0})
+        row["self_cpu_s"] += e.self_cpu_time_total * _US
+        row["cpu_total_s"] += e.cpu_time_total * _US
+        row["calls"] += int(e.count)
+    return list(rows.values())
 
 
 def profile_workload(torch, name: str, budget_s: float = DEFAULT_BUDGET_S,
@@ -148,7 +229,8 @@ def profile_workload(torch, name: str, budget_s: float = DEFAULT_BUDGET_S,
     Returns:
         {"workload", "iterations", "wall_s" (seconds for all profiled steps),
         "threads" (torch.get_num_threads()), "torch_version", "ops": one dict per
-        operator with "self_cpu_s"/"cpu_total_s" summed over the steps and "calls"}.
+        operator with "self_cpu_s"/"cpu_total_s" summed over the steps and "calls";
+        GEMM calls per arithmetic intensity as "<op> [I flop/B]" (gemm_dims)}.
 
     Raises:
         KeyError: unknown workload name.
@@ -160,11 +242,11 @@ def profile_workload(torch, name: str, budget_s: float = DEFAULT_BUDGET_S,
     step()
     per_step = max(timer() - start, 1e-9)
     iterations = int(max(1, min(max_iterations, budget_s // per_step)))
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         start = timer()
         for _ in range(iterations):
             step()
         wall = timer() - start
     return {"workload": name, "iterations": iterations, "wall_s": wall,
             "threads": torch.get_num_threads(), "torch_version": torch.__version__,
-            "ops": _op_rows(prof.key_averages())}
+            "ops": _op_rows(prof.key_averages(group_by_input_shape=True))}

@@ -21,6 +21,8 @@ A/A ratios of a 16 M add spread 31.5 % with torch.randn inputs and 3.5 % with in
 touched this way.  The values are those of torch.randn (randn is empty + normal_).
 """
 
+import itertools
+
 from .registry import Benchmark, register, scaled
 
 QUICK, FULL = "quick", "full"
@@ -224,26 +226,47 @@ for _name, _shape, _what in (("layernorm", (8192, 768), "LayerNorm over hidden 7
 
 # -- embedding_bag (DLRM-like) --------------------------------------------------------
 
+#: Bytes the quick row's gathers should span at least: ~4x a 32-64 MB L3 (issue 16).
+#: On the 2-core dev VM one 51 MB table made the A/A pair ratio wander by allocation
+#: (sd of the log pair ratio 24.8 % over 8 fresh pairs, one pair at 52 %; one process's
+#: tables ran 0.31-0.66 ms by allocation, benchmarks/placement_probe.py): the gathers hit
+#: wherever that table's pages landed in the cache and the host's memory.  Four tables
+#: used in turn gave 2.7 % (the same test: 8 fresh pairs, 8 rounds of 15 ms blocks, idle VM).
+EMBEDDING_SPAN_BYTES = 192 * 2 ** 20
+
+
+def embedding_tables(rows: int, dim: int) -> int:
+    """Copies of a rows x dim fp32 table for the gathers to span EMBEDDING_SPAN_BYTES."""
+    return max(1, -(-EMBEDDING_SPAN_BYTES // (4 * rows * dim)))
+
+
 def _setup_embedding_bag(torch, p):
+    """`tables` copies of one EmbeddingBag (same weights' shape, own memory), called in
+    turn: one call gathers bags x per_bag rows of dim fp32 from one table."""
     torch.manual_seed(0)
-    bag = torch.nn.EmbeddingBag(p["rows"], p["dim"], mode="sum")
+    bags = [torch.nn.EmbeddingBag(p["rows"], p["dim"], mode="sum")
+            for _ in range(p.get("tables", 1))]
     indices = torch.randint(0, p["rows"], (p["bags"] * p["per_bag"],))
     offsets = torch.arange(0, p["bags"] * p["per_bag"], p["per_bag"])
+    turn = itertools.cycle(bags)
 
     def call():
         with torch.no_grad():
-            bag(indices, offsets)
+            next(turn)(indices, offsets)
     return call
 
 
+_EMB_QUICK = {"rows": 200000, "dim": 64, "bags": 4096, "per_bag": 20}
+_EMB_FULL = {"rows": 1000000, "dim": 128, "bags": 8192, "per_bag": 40}
 register(Benchmark(
     name="embedding_bag", device="cpu", family="embedding",
     stresses=("memory_bound", "intra_op_threads"),
-    params={QUICK: ({"rows": 200000, "dim": 64, "bags": 4096, "per_bag": 20},),
-            FULL: ({"rows": 1000000, "dim": 128, "bags": 8192, "per_bag": 40},)},
+    params={QUICK: (dict(_EMB_QUICK, tables=embedding_tables(200000, 64)),),
+            FULL: (dict(_EMB_FULL, tables=embedding_tables(1000000, 128)),)},
     setup=_setup_embedding_bag,
     work=lambda p: (4.0 * p["dim"] * p["bags"] * p["per_bag"], "byte"),
-    description="DLRM-like EmbeddingBag(sum) forward (bytes gathered): ATen / FBGEMM"))
+    description="DLRM-like EmbeddingBag(sum) forward over `tables` tables used in turn "
+                "(bytes gathered): ATen / FBGEMM"))
 
 
 # -- memory bandwidth and dispatch ----------------------------------------------------

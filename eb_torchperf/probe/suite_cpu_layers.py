@@ -1,5 +1,8 @@
 """CPU micro rows for the layers the vision models spend their time in.
 
+(The last row, linear_small_batch, is alexnet's classifier at the CPU batch of the
+models suite: the low-intensity end of the GEMM curve, see its comment.)
+
 Why (issue 17): Debian's torch 1.13 ran resnet50 at 7-8 % of the 2.13.0 wheel while
 the suite's only convolution row (3x3, 64 channels) said 44 %: resnet50's bottleneck
 blocks are mostly 1x1 convolutions, each followed by batch norm, mobilenet_v3's are
@@ -103,3 +106,30 @@ register(Benchmark(
     stresses=("aten_vectorised", "memory_bound", "intra_op_threads"),
     description="BatchNorm2d forward, eval (running stats) and train (batch stats) "
                 "(fp32; bytes read + written): ATen vectorised kernels"))
+
+
+def _setup_linear_small_batch(torch, p):
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(p["in"], p["out"])
+    x = torch.randn(p["tokens"], p["in"])
+
+    def call():
+        with torch.no_grad():
+            layer(x)
+    return call
+
+
+#: alexnet's classifier at the models suite's CPU batch (4 x 4096 -> 4096, a 64 MB fp32
+#: weight, more than any L3 of the dev VM's class): each call streams the weight once,
+#: so its speed is the BLAS library's small-M path and memory bandwidth, not the GEMM
+#: kernel's arithmetic that the 256-token `linear` row times (2 flop/B against 85).
+#: Debian's alexnet ran at 24-33 % of the wheel while `linear` read 1.5 % (issue 17); it
+#: is the low-intensity point of analysis.model_prediction's GEMM curve (15 % there).
+register(Benchmark(
+    name="linear_small_batch", device="cpu", family="gemm",
+    params={FULL: ({"tokens": 4, "in": 4096, "out": 4096},)},
+    setup=_setup_linear_small_batch,
+    work=lambda p: (2.0 * p["tokens"] * p["in"] * p["out"], "flop"),
+    stresses=("blas", "memory_bound", "intra_op_threads"),
+    description="nn.Linear forward at batch 4 (alexnet's 4096 -> 4096 classifier): "
+                "BLAS small-M path, bound by streaming the weight"))

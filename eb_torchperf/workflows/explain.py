@@ -84,8 +84,10 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
                           "probe (give --reference; --reference none cannot be explained)")
     started = time.monotonic()
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    profiles, errors = run_profiles(baseline.target.python, baseline.reference.python,
-                                    workloads, profile_options, progress) if workloads else ([], [])
+    profiles, errors = run_profiles(
+        baseline.target.python, baseline.reference.python, workloads, profile_options,
+        progress, target_env=baseline.options.get("target_env"),
+        reference_env=baseline.options.get("reference_env")) if workloads else ([], [])
     profile_s = time.monotonic() - started
     results, skipped, rebuild = [], [], []
     if try_remedies:

@@ -67,8 +67,13 @@ def _profile_one(workers: Dict[str, Worker], workload: str, options: ProfileOpti
 
 def run_profiles(target: str, reference: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
                  options: ProfileOptions = ProfileOptions(),
-                 progress: Optional[Callable] = None) -> Tuple[List[ProfileDiff], List[dict]]:
+                 progress: Optional[Callable] = None, target_env=None, reference_env=None
+                 ) -> Tuple[List[ProfileDiff], List[dict]]:
     """Profile `workloads` in one target and one reference worker.
+
+    `target_env` / `reference_env` are the baseline audit's environment overrides per
+    side (audit --target-env; options "target_env" / "reference_env" of its results),
+    so the profiles compare what the audit measured.
 
     Returns:
         (one ProfileDiff per workload profiled, errors as {stage, workload, message});
@@ -87,7 +92,8 @@ def run_profiles(target: str, reference: str, workloads: Sequence[str] = DEFAULT
     errors: List[dict] = []
     with ProbeBundle() as bundle:
         # the reference without the target's Python path settings, as in the audit
-        envs = {"target": None, "reference": reference_overrides()}
+        envs = {"target": dict(target_env) if target_env else None,
+                "reference": reference_overrides(reference_env)}
         workers = {label: Worker(python, bundle.path, label, envs[label], options.start_timeout_s)
                    for label, python in (("target", target), ("reference", reference))}
         try:

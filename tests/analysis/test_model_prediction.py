@@ -120,3 +120,60 @@ def test_the_im2col_convolution_is_predicted_from_the_plain_gemm_row():
     assert prediction.weights == pytest.approx({"conv": 0.5, "conv_gemm": 0.5})
     assert prediction.ratios == pytest.approx({"conv": 0.9, "conv_gemm": 0.06})
     assert prediction.predicted == pytest.approx(1 / (0.5 / 0.9 + 0.5 / 0.06))  # 11.2 %
+
+
+def test_tagged_gemms_are_priced_on_the_gemm_curve_at_their_intensity():
+    # alexnet at the models suite's CPU batch 4 (issue 17): the probe tags its classifier
+    # GEMMs "2.0 flop/B"; the 256-token linear row (85 flop/B) at 3 % would have
+    # predicted a far slower model than the 24-36 % measured
+    assert mp.family_of("aten::addmm [2.0 flop/B]") == "gemm@2.0"
+    assert mp.family_of("aten::thnn_conv2d_forward [6.4 flop/B]") == "conv_gemm@6.4"
+    assert mp.family_of("aten::relu [2.0 flop/B]") == "vectorised"   # not a GEMM family
+    rows = comparisons(("matmul_fp32", {"n": 512}, 0.04), ("linear", {"tokens": 256,
+                       "in": 1024, "out": 1024}, 0.01),
+                       ("linear_small_batch", {"tokens": 4, "in": 4096, "out": 4096}, 0.2),
+                       ("conv3x3", {}, 0.5), ("alexnet_infer", {}, 0.3))
+    curve = mp.gemm_curve(rows)
+    assert [round(x, 1) for x, _ in curve] == [2.0, 85.3]
+    assert curve[1][1] == pytest.approx(0.02)        # 85.3 flop/B twice: geometric mean
+    assert mp.on_curve(curve, 1.0) == pytest.approx(0.2)
+    assert mp.on_curve(curve, 500.0) == pytest.approx(0.02)
+    halfway = math.sqrt(2.0 * 85.33)
+    assert mp.on_curve(curve, halfway) == pytest.approx(math.sqrt(0.2 * 0.02), rel=1e-3)
+    with pytest.raises(ValueError):
+        mp.on_curve([], 2.0)
+    reference = [("aten::mkldnn_convolution", 0.05), ("aten::addmm [2.0 flop/B]", 0.05)]
+    target = [("aten::mkldnn_convolution", 0.1), ("aten::addmm [2.0 flop/B]", 0.25)]
+    diff = diff_profiles(_profile("target", target, "alexnet_infer"),
+                         _profile("reference", reference, "alexnet_infer"))
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.weights == pytest.approx({"conv": 0.5, "gemm@2.0": 0.5})
+    # 2.0 flop/B lies just above the small-batch row's 1.997
+    assert prediction.ratios == pytest.approx({"conv": 0.5, "gemm@2.0": 0.2}, rel=2e-3)
+    assert prediction.predicted == pytest.approx(1 / (0.5 / 0.5 + 0.5 / 0.2), rel=2e-3)
+    assert sorted(op.backend for op in diff.ops) == ["blas", "conv"]
+
+
+def test_the_targets_convolution_path_decides_the_split_of_the_conv_share():
+    # Debian's torch 1.13 (one thread) runs resnet50's 1x1 convolutions at batch 1 on
+    # im2col + BLAS, the wheel (two threads) on oneDNN: the reference has no time on the
+    # slow path, so its conv share is split by the target's work on each path
+    reference = [("aten::mkldnn_convolution", 0.08), ("aten::native_batch_norm", 0.02)]
+    target = [("aten::mkldnn_convolution", 0.1), ("aten::_slow_conv2d_forward", 0.9),
+              ("aten::native_batch_norm", 0.04)]
+    diff = diff_profiles(_profile("target", target), _profile("reference", reference))
+    assert mp.family_weights(diff) == pytest.approx({"conv": 0.8, "batch_norm": 0.2})
+    rows = comparisons(("conv3x3", {}, 0.5), ("matmul_fp32", {}, 0.05),
+                       ("batchnorm", {"mode": "eval"}, 0.5), ("resnet50_infer", {}, 0.1))
+    (prediction,) = mp.predict_all([diff], rows)
+    # reference-equivalent work: oneDNN 0.1 s x 50 % = 0.05, slow path 0.9 x 5 % = 0.045
+    assert prediction.weights == pytest.approx({"conv": 0.8 * 0.05 / 0.095,
+                                                "conv_gemm": 0.8 * 0.045 / 0.095,
+                                                "batch_norm": 0.2})
+    expected = 1 / (0.8 * 0.05 / 0.095 / 0.5 + 0.8 * 0.045 / 0.095 / 0.05 + 0.2 / 0.5)
+    assert prediction.predicted == pytest.approx(expected)
+    # without a micro row for the slow path the share stays as the reference has it
+    rows = comparisons(("conv3x3", {}, 0.5), ("batchnorm", {"mode": "eval"}, 0.5),
+                       ("resnet50_infer", {}, 0.1))
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.weights == pytest.approx({"conv": 0.8, "batch_norm": 0.2})

@@ -1,7 +1,10 @@
 """The worker's `profile` op, for real, under Debian's torch 1.13 and the 2.13 wheel."""
 
+import os
+
 import pytest
 
+from eb_torchperf.analysis.profile_diff import base_op, tagged_intensity
 from eb_torchperf.workflows.explain import ProfileOptions, run_profiles
 from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS
 from eb_torchperf.measure.runner import ProbeBundle, Worker
@@ -37,14 +40,19 @@ def test_profile_op(which, workload, ops, workers):
     assert reply["workload"] == workload and reply["iterations"] == 1
     assert reply["threads"] == threads
     names = {op["name"]: op for op in reply["ops"]}
-    assert ops <= set(names)
+    # GEMM operators come tagged with each call's intensity ("aten::addmm [23 flop/B]")
+    assert ops <= {base_op(name) for name in names}
     assert all(op["calls"] >= 1 for op in reply["ops"])
     # torch.profiler can give one op a slightly negative self time (its attribution of
     # child events; seen once here with torch 1.13 under load), which the probe keeps as
     # reported, so only the total must be positive
     assert sum(op["self_cpu_s"] for op in reply["ops"]) > 0
-    assert names["aten::addmm" if workload == "dlrm" else "aten::mkldnn_convolution"][
-        "self_cpu_s"] > 0
+    if workload == "dlrm":     # bottom MLP 13 -> 256 -> 64, top MLP ... -> 1: 4 intensities
+        addmm = [name for name in names if base_op(name) == "aten::addmm"]
+        assert len(addmm) >= 3 and all(tagged_intensity(name) > 0 for name in addmm)
+        assert sum(names[name]["self_cpu_s"] for name in addmm) > 0
+    else:
+        assert names["aten::mkldnn_convolution"]["self_cpu_s"] > 0
 
 
 def test_unknown_workload_is_a_failed_request(workers):
@@ -61,7 +69,9 @@ def test_run_profiles_debian_against_the_wheel(debian_python, wheel_python):
     assert diff.reference.torch_version.startswith("2.13")
     assert (diff.target.iterations, diff.reference.iterations) == (2, 2)
     addmm = next(d for d in diff.ops if d.op == "aten::addmm")
-    assert addmm.backend == "blas" and addmm.names == ("aten::addmm",)
+    # one operator in the diff, its intensity-tagged profiler names merged
+    assert addmm.backend == "blas" and len(addmm.names) >= 3
+    assert all(base_op(name) == "aten::addmm" for name in addmm.names)
     assert addmm.target_s > 0 and addmm.reference_s > 0
 
 
@@ -72,3 +82,56 @@ def test_workload_names_are_checked_before_starting():
     # the models suite's CPU rows are workloads too, profiled only when asked for
     assert list(WORKLOADS) == list(DEFAULT_WORKLOADS) + list(MODEL_WORKLOADS)
     assert MODEL_WORKLOADS[:2] == ("alexnet_infer", "alexnet_train") and len(MODEL_WORKLOADS) == 14
+
+
+@pytest.mark.parametrize("op, shapes, dims", [
+    ("aten::addmm", [[4096], [4, 9216], [9216, 4096], [], []], (4, 9216, 4096)),  # alexnet fc6
+    ("aten::mm", [[4096, 4], [4, 9216]], (4096, 4, 9216)),      # its weight gradient
+    ("aten::addmm", [[4, 4096], [4, 9216], [9216, 4096], [], []], (4, 9216, 4096)),
+    ("aten::linear", [[2, 128, 768], [3072, 768], [3072]], (256, 768, 3072)),
+    ("aten::matmul", [[2, 128, 768], [768, 768]], (256, 768, 768)),
+    ("aten::_slow_conv2d_forward", [[1, 256, 56, 56], [64, 256, 1, 1], [], [64], [], []],
+     (64, 256, 3136)),                                          # resnet50's 1x1, batch 1
+    ("aten::_slow_conv2d_backward", [[2, 64, 28, 28], [2, 16, 56, 56], [64, 16, 3, 3], [],
+                                     [], [], []], (64, 144, 784)),
+    ("aten::addmm", [[768]], None), ("aten::mm", None, None),  # no matrix operands
+    ("aten::relu", [[4, 4]], None),                             # not a GEMM
+])
+def test_gemm_dims(op, shapes, dims):
+    from eb_torchperf.probe.profile import gemm_dims
+    assert gemm_dims(op, shapes) == dims
+
+
+def test_intensity_and_its_tag():
+    from eb_torchperf.probe.profile import intensity, intensity_tag
+    assert intensity(1024, 1024, 1024) == pytest.approx(2 * 1024 ** 3 / (4 * 3 * 1024 ** 2))
+    assert intensity_tag(intensity(4, 9216, 4096)) == " [2.0 flop/B]"   # 1.997
+    assert intensity_tag(intensity(256, 768, 768)) == " [77 flop/B]"    # 76.8
+    assert intensity_tag(intensity(1024, 1024, 1024)) == " [170 flop/B]"
+    assert intensity_tag(5.9) == " [5.9 flop/B]" and intensity_tag(0.5) == " [0.5 flop/B]"
+
+
+@pytest.mark.parametrize("which", ["debian_python", "wheel_python"])
+def test_alexnet_profile_tags_its_gemms_with_their_intensity(which, workers):
+    # the models suite's CPU alexnet runs at batch 4: its three Linear layers are GEMMs
+    # of 2 flop/B (issue 17); on oneDNN its convolutions are not GEMM operators
+    reply = workers(which).request("profile", 600, workload="alexnet_infer", budget_s=0.01,
+                                   max_iterations=1)
+    if not reply["ok"] and "torchvision" in reply["message"]:
+        pytest.skip("%s: %s" % (which, reply["message"]))
+    assert reply["ok"], reply
+    names = {op["name"]: op for op in reply["ops"]}
+    assert names["aten::addmm [2.0 flop/B]"]["calls"] == 3
+    assert names["aten::addmm [2.0 flop/B]"]["self_cpu_s"] > 0
+    assert not [name for name in names if name.startswith("aten::addmm") and "2.0" not in name]
+
+
+def test_run_profiles_keeps_the_audits_environment_per_side(wheel_python):
+    # an audit with --target-env OMP_NUM_THREADS=1 is explained with the target at one
+    # thread; the profiles had ignored it and compared the build with itself
+    (diff,), errors = run_profiles(wheel_python, wheel_python, ["dlrm"],
+                                   ProfileOptions(rounds=1, budget_s=0.01, max_iterations=1),
+                                   target_env={"OMP_NUM_THREADS": "1"})
+    assert errors == []
+    assert diff.target.threads == 1
+    assert diff.reference.threads == len(os.sched_getaffinity(0))

@@ -54,9 +54,10 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
                                                      "; %d inconclusive" % judged.inconclusive
                                                      if judged.inconclusive else "")),
         "inconclusive": lambda: "%d of %d benchmark%s inconclusive (95 %% interval wider "
-                                "than ±%.0f %%)" % (judged.inconclusive, len(comparisons),
-                                                    "" if len(comparisons) == 1 else "s",
-                                                    100 * INCONCLUSIVE_HALF_WIDTH),
+                                "than ±%.0f %% or not clear of the A/A floor)" % (
+                                    judged.inconclusive, len(comparisons),
+                                    "" if len(comparisons) == 1 else "s",
+                                    100 * INCONCLUSIVE_HALF_WIDTH),
         "no-pair": lambda: "no benchmark measured on both sides",
         "nothing-measured": lambda: "nothing measured (%d benchmark%s skipped)" % (
             judged.skipped, "" if judged.skipped == 1 else "s"),
