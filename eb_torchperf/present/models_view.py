@@ -4,12 +4,13 @@ from typing import Optional
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.model_rows import ModelRow
-from eb_torchperf.present.units import format_ratio
+from eb_torchperf.present.units import format_ratio, format_relative
 
 
 def interval_text(c: Optional[Comparison]) -> str:
-    """"12.3 % – 14.0 %", or why there is none ("1 round: no interval")."""
-    if c is None or c.relative_ops is None:
+    """"12.3 % – 14.0 %", or why there is none ("1 round: no interval"); an
+    inconclusive row shows the interval that made it so."""
+    if c is None or (c.relative_ops is None and not c.inconclusive):
         return ""
     if c.ci_low is None:
         return "%d round%s: no interval" % (c.rounds, "" if c.rounds == 1 else "s")
@@ -20,7 +21,7 @@ def interval_text(c: Optional[Comparison]) -> str:
 def row_cells(row: ModelRow) -> dict:
     """Display strings of one model row: model, device, inference/training and intervals."""
     return {"model": row.model, "device": row.device,
-            "infer": format_ratio(row.infer.relative_ops) if row.infer else "",
+            "infer": format_relative(row.infer) if row.infer else "",
             "infer_interval": interval_text(row.infer),
-            "train": format_ratio(row.train.relative_ops) if row.train else "",
+            "train": format_relative(row.train) if row.train else "",
             "train_interval": interval_text(row.train)}

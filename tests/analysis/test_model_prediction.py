@@ -1,5 +1,6 @@
 """Models table and the micro-suite's prediction of each model (model_rows, model_prediction)."""
 
+import dataclasses
 import math
 
 import pytest
@@ -177,3 +178,15 @@ def test_the_targets_convolution_path_decides_the_split_of_the_conv_share():
                        ("resnet50_infer", {}, 0.1))
     (prediction,) = mp.predict_all([diff], rows)
     assert prediction.weights == pytest.approx({"conv": 0.8, "batch_norm": 0.2})
+
+
+def test_an_inconclusive_model_row_says_so_in_the_models_table():
+    # issue 16: "inconclusive" in every output; the Models table had left the cell blank
+    from eb_torchperf.present.models_view import row_cells
+    wide = dataclasses.replace(comparisons(("regnet_y_400mf_infer", {}, 0.8))[0],
+                               relative_ops=None, inconclusive=True, ci_low=0.7, ci_high=1.2)
+    (row,) = model_rows([wide])
+    cells = row_cells(row)
+    assert cells["infer"] == "inconclusive"
+    assert cells["infer_interval"].startswith("70.0 % – 120.0 %")
+    assert cells["train"] == "" and cells["train_interval"] == ""
