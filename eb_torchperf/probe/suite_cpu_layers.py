@@ -15,6 +15,7 @@ Sizes keep one call of Debian's reference-BLAS torch 1.13 (~1-5 GFLOP/s on the 2
 dev VM) under ~0.5 s, like suite_cpu.
 """
 
+from . import suite_cpu
 from .registry import Benchmark, register, scaled
 
 FULL = "full"  # not in quick: its time budget is 16 rows (measure.interleave)
@@ -108,17 +109,6 @@ register(Benchmark(
                 "(fp32; bytes read + written): ATen vectorised kernels"))
 
 
-def _setup_linear_small_batch(torch, p):
-    torch.manual_seed(0)
-    layer = torch.nn.Linear(p["in"], p["out"])
-    x = torch.randn(p["tokens"], p["in"])
-
-    def call():
-        with torch.no_grad():
-            layer(x)
-    return call
-
-
 #: alexnet's classifier at the models suite's CPU batch (4 x 4096 -> 4096, a 64 MB fp32
 #: weight, more than any L3 of the dev VM's class): each call streams the weight once,
 #: so its speed is the BLAS library's small-M path and memory bandwidth, not the GEMM
@@ -128,7 +118,7 @@ def _setup_linear_small_batch(torch, p):
 register(Benchmark(
     name="linear_small_batch", device="cpu", family="gemm",
     params={FULL: ({"tokens": 4, "in": 4096, "out": 4096},)},
-    setup=_setup_linear_small_batch,
+    setup=suite_cpu._setup_linear,  # the linear row's setup, at 4 tokens
     work=lambda p: (2.0 * p["tokens"] * p["in"] * p["out"], "flop"),
     stresses=("blas", "memory_bound", "intra_op_threads"),
     description="nn.Linear forward at batch 4 (alexnet's 4096 -> 4096 classifier): "
