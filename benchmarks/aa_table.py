@@ -36,6 +36,8 @@ from eb_torchperf.measure.interleave import (SUITE_OPTIONS, AuditRun, RunnerOpti
 from eb_torchperf.probe import registry
 
 DEVICES = {"cpu": ("cpu",), "cuda": ("cuda",), "all": ("cpu", "cuda")}
+#: RunnerOptions fields an A/A table sets itself.
+FIXED_OPTIONS = ("allow_same_torch",)
 
 
 def parse_args(argv):
@@ -65,12 +67,18 @@ def parse_args(argv):
     args.overrides = {}
     for item in args.option:
         name, _, value = item.partition("=")
-        if name not in names:
-            parser.error("--option %s: NAME must be one of %s" % (item, ", ".join(names)))
+        if not _:
+            parser.error("--option %s: expected NAME=VALUE" % item)
+        if name not in names or name in FIXED_OPTIONS:
+            parser.error("--option %s: NAME must be one of %s" % (
+                item, ", ".join(n for n in names if n not in FIXED_OPTIONS)))
         if not value:
             parser.error("--option %s: give a value after '='" % item)
         args.overrides[name] = _option_value(parser, item, getattr(base, name), value,
                                              _field_type(name))
+        if isinstance(args.overrides[name], (int, float)) and \
+                not isinstance(args.overrides[name], bool) and args.overrides[name] < 0:
+            parser.error("--option %s: give a value >= 0" % item)
     try:
         dataclasses.replace(base, **args.overrides)
     except ValueError as exc:
@@ -82,6 +90,9 @@ def parse_args(argv):
     if args.save:
         if os.path.exists(args.save) and not os.path.isdir(args.save):
             parser.error("--save %s: exists and is not a folder" % args.save)
+        if glob.glob(os.path.join(args.save, "aa-*.json")):
+            parser.error("--save %s: holds aa-N.json runs already (give a new folder; they "
+                         "are never replaced)" % args.save)
         try:
             os.makedirs(args.save, exist_ok=True)
         except OSError as exc:
@@ -146,6 +157,7 @@ def collect(args, say):
         if not result.complete:
             say("run %d incomplete: %s" % (index + 1, result.errors[-1]["message"]))
         _add_run(rows, runs, result, time.monotonic() - began)
+        runs[-1]["complete"] = result.complete
         say("run %d/%d: %.0f s, %d inconclusive" % (index + 1, args.runs, runs[-1]["wall_s"],
                                                    runs[-1]["inconclusive"]))
     return rows, runs
@@ -250,6 +262,11 @@ def main(argv=None):
     if args.markdown:
         with open(args.markdown, "w") as fh:
             fh.write(text)
+    incomplete = [i + 1 for i, r in enumerate(runs) if not r.get("complete", True)]
+    if incomplete:
+        say("aa_table: error: run%s %s incomplete (see above): the table is not an A/A "
+            "figure" % ("s" if len(incomplete) > 1 else "", ", ".join(map(str, incomplete))))
+        return 2
     return 0
 
 

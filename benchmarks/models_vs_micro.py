@@ -27,11 +27,26 @@ from eb_torchperf.analysis.stats import geometric_mean
 
 
 def _sides(result):
-    """(target, reference) torch files of one audit, to refuse mixing audits."""
+    """(target torch file, reference torch file, target env, reference env) of one
+    audit, to refuse pooling different audits (the env: audit --target-env, ...)."""
     def torch_file(probe):
         return ((probe.facts.get("torch") or {}).get("file") if probe else None) or (
             probe.python if probe else None)
-    return torch_file(result.target), torch_file(result.reference)
+    return (torch_file(result.target), torch_file(result.reference),
+            dict(result.options.get("target_env") or {}),
+            dict(result.options.get("reference_env") or {}))
+
+
+def _mismatch(path, result, first_path, first):
+    """One line saying why `result` cannot be pooled with the first audit, or None."""
+    mine, theirs = _sides(result), _sides(first)
+    if mine[:2] != theirs[:2]:
+        return ("cannot pool %s (%s against %s) with %s (%s against %s)"
+                % ((path,) + mine[:2] + (first_path,) + theirs[:2]))
+    if mine[2:] != theirs[2:]:
+        return ("cannot pool %s (target env %s, reference env %s) with %s (target env %s, "
+                "reference env %s)" % ((path,) + mine[2:] + (first_path,) + theirs[2:]))
+    return None
 
 
 def _pct(value):
@@ -61,11 +76,19 @@ def main(argv):
         print("models_vs_micro: error: %s" % exc, file=sys.stderr)
         return 2
     for path, result in zip(args.results[1:], results[1:]):
-        if _sides(result) != _sides(results[0]):
-            print("models_vs_micro: error: %s audits %s against %s, %s audits %s against %s"
-                  % ((path,) + _sides(result) + (args.results[0],) + _sides(results[0])),
-                  file=sys.stderr)
+        problem = _mismatch(path, result, args.results[0], results[0])
+        if problem:
+            print("models_vs_micro: error: %s" % problem, file=sys.stderr)
             return 2
+    first = results[0]
+    if first.target and first.reference and (explained.target, explained.reference) != (
+            first.target.python, first.reference.python):
+        print("models_vs_micro: error: the profiles in %s are of %s against %s, the audit %s "
+              "of %s against %s" % (args.explain or explain_path(args.results[0]),
+                                    explained.target, explained.reference, args.results[0],
+                                    first.target.python, first.reference.python),
+              file=sys.stderr)
+        return 2
     comparisons = [c for result in results for c in compare(result)]
     predictions = predict_all(explained.profiles, comparisons)
     if not predictions:

@@ -139,3 +139,22 @@ def test_mkl_on_amd_is_information_with_the_gemm_rate():
     intel = with_facts(wheel, cpu__vendor="GenuineIntel")
     assert blas.mkl_on_amd(intel, None, []) == []
     assert blas.mkl_on_amd(probe_from_config(DEBIAN), None, []) == []
+
+
+def test_a_models_only_audit_is_graded_by_the_models_geometric_mean():
+    # issue 17: Debian's torch 1.13 ran the models at 7.7 % of the wheel, and without a
+    # GEMM row the finding read "warning" (exit 0) where the quick suite's read "error"
+    rows = comparisons(("resnet50_infer", {}, 0.09), ("bert_infer", {}, 0.02),
+                       ("bert_train", {}, 0.03))
+    (found,) = blas.blas_not_mkl(_easybuild(), _wheel_291(), rows)
+    assert found.severity == "error"
+    geo = found.evidence["models relative OPS, geometric mean"]
+    assert geo["value"] == pytest.approx((0.09 * 0.02 * 0.03) ** (1 / 3))
+    assert found.evidence["GEMM measured"] == "no (models suite)"
+    milder = blas.blas_not_mkl(_easybuild(), _wheel_291(), comparisons(
+        ("resnet50_infer", {}, 0.8), ("bert_infer", {}, 0.8)))[0]
+    assert milder.severity == "warning"
+    # a GEMM row, when measured, still decides
+    both = blas.blas_not_mkl(_easybuild(), _wheel_291(), rows + comparisons(
+        ("matmul_fp32", GEMM, 0.98)))[0]
+    assert both.severity == "info"
