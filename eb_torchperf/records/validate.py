@@ -298,10 +298,21 @@ _PROFILE = Obj(required={
     optional={"side": Str(), "iterations": Int(), "threads": _OPT_INT, "wall_s": Num(),
               "torch_version": _OPT_STR})
 
+class _ScalarOrMap(Spec):
+    """A scalar, or a map of names to optional strings: a trial's `expect` values
+    ({"threads": 2}, {"env": {"NVIDIA_TF32_OVERRIDE": null}}; diagnosis.differences)."""
+
+    def check(self, value, path):
+        if isinstance(value, dict):
+            return MapOf(_OPT_STR).check(value, path)
+        return Scalar().check(value, path)
+
+
+_EXPECTED = _ScalarOrMap()
 _TRIAL = Obj(required={
     "trial": Obj(required={"label": Str()}, optional={
         "env": MapOf(_OPT_STR), "benches": ListOf(Str()), "remedy_ids": ListOf(Str()),
-        "rule_ids": ListOf(Str()), "expect": MapOf(Scalar())}),
+        "rule_ids": ListOf(Str()), "expect": MapOf(_EXPECTED)}),
     "applied": Bool(), "effect": Str(), "verdict": Str(),
     "rows": ListOf(Obj(required={"bench": Str(), "params": PARAMS}, optional={
         "gemm": Bool(), "before": _OPT_NUM, "after": _OPT_NUM, "after_ci_low": _OPT_NUM,
