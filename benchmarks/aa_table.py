@@ -164,19 +164,21 @@ def collect(args, say):
 
 
 def collect_saved(folder):
-    """Rows and runs of the aa-N.json results saved in `folder`, in N order.
+    """Rows, runs and the first AuditResult of the aa-N.json results saved in `folder`,
+    in N order.
 
     Raises:
         TorchPerfError: a file that is not an audit results document.
     """
-    rows, runs = collections.OrderedDict(), []
+    rows, runs, first = collections.OrderedDict(), [], None
     paths = glob.glob(os.path.join(folder, "aa-*.json"))
     def number(path):
         return int("".join(ch for ch in os.path.basename(path) if ch.isdigit()) or 0)
     for path in sorted(paths, key=number):
         result = load_results(path)
+        first = first or result
         _add_run(rows, runs, result, result.wall_s)
-    return rows, runs
+    return rows, runs, first
 
 
 def table_lines(rows, runs):
@@ -228,11 +230,10 @@ def main(argv=None):
     if args.from_dir:
         registry.load_suites()
         try:
-            rows, runs = collect_saved(args.from_dir)
+            rows, runs, result = collect_saved(args.from_dir)
         except TorchPerfError as exc:
             print("aa_table: error: %s" % exc, file=sys.stderr)
             return 2
-        result = load_results(sorted(glob.glob(os.path.join(args.from_dir, "aa-*.json")))[0])
         args.python = result.target.python if result.target else "?"
         args.suite, args.runs = result.suite, len(runs)
         args.device = "saved runs in %s" % args.from_dir

@@ -43,8 +43,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.model_rows import is_model
 from eb_torchperf.analysis.profile_diff import (INTENSITY_TAG, ProfileDiff, WorkloadProfile,
-                                               backend_of, base_op, canonical_op,
-                                               tagged_intensity)
+                                               backend_of, canonical_op)
 from eb_torchperf.analysis.stats import geometric_mean
 from eb_torchperf.probe.profile import intensity
 
@@ -104,12 +103,12 @@ def family_of(op: str) -> str:
     GEMM operator the probe tagged with its intensity ("aten::addmm [2.0 flop/B]" ->
     "gemm@2.0")."""
     op = canonical_op(op)
-    base = base_op(op)
+    tag = INTENSITY_TAG.match(op)
+    base = tag.group("op") if tag else op
     family = next((key for key, _, pattern in FAMILIES if pattern and re.match(pattern, base)),
                   None) or FALLBACK[backend_of(base).key]
-    flop_per_byte = tagged_intensity(op)
-    if flop_per_byte is not None and family in GEMM_FAMILIES:
-        return "%s@%s" % (family, INTENSITY_TAG.match(op).group("intensity"))
+    if tag and family in GEMM_FAMILIES:
+        return "%s@%s" % (family, tag.group("intensity"))
     return family
 
 
@@ -236,19 +235,16 @@ def _family_times(profile: WorkloadProfile) -> Dict[str, float]:
     return times
 
 
-def _target_family_times(diff: ProfileDiff) -> Dict[str, float]:
-    return _family_times(diff.target)
-
-
 def routed_weights(diff: ProfileDiff, weights: Dict[str, float],
-                   ratios: Dict[str, Tuple[float, Tuple[str, ...]]]) -> Dict[str, float]:
+                   ratios: Dict[str, Tuple[float, Tuple[str, ...]]],
+                   target: Optional[Dict[str, float]] = None) -> Dict[str, float]:
     """`weights` with each PATH_GROUPS group's reference share split over the paths the
     TARGET took, where those differ from the reference's: path k gets the share in
     proportion to T_k x r_k (the target's self time on k times k's relative OPS: the
     reference's time for the same work).  A group is left as it is when both sides
     took the same paths, or when the target spent time on a path without a micro row."""
     weights = dict(weights)
-    target = _target_family_times(diff)
+    target = _family_times(diff.target) if target is None else target
     for group in PATH_GROUPS:
         members = lambda keys: [k for k in keys if base_family(k) in group]  # noqa: E731
         share = sum(weights[k] for k in members(weights))
@@ -271,14 +267,14 @@ def predict(diff: ProfileDiff, comparisons: Sequence[Comparison]) -> Optional[Pr
     """
     ratios = family_ratios(comparisons)
     curve = gemm_curve(comparisons)
-    tagged = set(family_weights(diff)) | set(_target_family_times(diff))
-    for key in sorted(k for k in tagged if "@" in k):
+    weights, target = family_weights(diff), _family_times(diff.target)
+    for key in sorted(k for k in set(weights) | set(target) if "@" in k):
         if curve:
             ratios[key] = (on_curve(curve, float(key.split("@", 1)[1])),
                            tuple(GEMM_POINT_ROWS))
         elif base_family(key) in ratios:
             ratios[key] = ratios[base_family(key)]
-    weights = routed_weights(diff, family_weights(diff), ratios)
+    weights = routed_weights(diff, weights, ratios, target)
     covered = {k: w for k, w in weights.items() if k in ratios}
     if not covered:
         return None

@@ -10,6 +10,7 @@ torch the probe supports) and returns self CPU time per operator from
 """
 
 import dataclasses
+import math
 import time
 from typing import Callable, Dict
 
@@ -148,13 +149,6 @@ CONV_GEMM_OPS = frozenset(("aten::_slow_conv2d_forward", "aten::thnn_conv2d_forw
 INTENSITY_TAG = " [%s flop/B]"
 
 
-def _product(dims) -> int:
-    out = 1
-    for d in dims:
-        out *= int(d)
-    return out
-
-
 def gemm_dims(op: str, shapes):
     """(M, K, N) of one GEMM call from the profiler's `input_shapes` (a list of shapes,
     scalars and lists as []), else None.  Leading dimensions of a batched operand count
@@ -165,10 +159,10 @@ def gemm_dims(op: str, shapes):
     try:
         if op == "aten::linear" and len(mats) >= 2:
             x, w = mats[0], mats[1]
-            return _product(x[:-1]), x[-1], w[0]
+            return math.prod(x[:-1]), x[-1], w[0]
         if op in GEMM_OPS and len(mats) >= 2:
             a, b = mats[-2], mats[-1]
-            return _product(a[:-1]), a[-1], b[-1]
+            return math.prod(a[:-1]), a[-1], b[-1]
         if op in CONV_GEMM_OPS:
             four = [m for m in mats if len(m) == 4]
             if op.endswith("forward") and len(four) >= 2:
