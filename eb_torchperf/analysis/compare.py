@@ -37,6 +37,9 @@ class Rate:
         best_s: fastest sample's seconds per call (None if not known).  On a GPU at
             its power cap this is the burst rate (a bf16 8192^3 GEMM on the H200:
             785 TFLOP/s best sample, 708 median, reports/examples/h200-gpu-suite.md).
+        kernels: the ATen kernels that held one call's time on this side
+            (BenchResult.kernels), e.g. ("aten::mkldnn_convolution",); empty where the
+            row does not record them.
     """
 
     median_s: float
@@ -46,6 +49,7 @@ class Rate:
     rel_iqr: float
     extra_s: Dict[str, float] = dataclasses.field(default_factory=dict)
     best_s: Optional[float] = None
+    kernels: Tuple[str, ...] = ()
 
     @property
     def best_value(self) -> Optional[float]:
@@ -73,7 +77,9 @@ def rate_of(results: Sequence[BenchResult]) -> Rate:
         value = results[0].work / med / 1e9
     metrics = sorted({m for r in results for m in r.extra_s})
     extra = {m: stats.median([t for r in results for t in r.extra_times_s(m)]) for m in metrics}
-    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra, min(times))
+    kernels = next((r.kernels for r in results if r.kernels), ())
+    return Rate(med, value, unit, len(times), stats.relative_iqr(times), extra, min(times),
+                kernels)
 
 
 @dataclasses.dataclass(frozen=True)

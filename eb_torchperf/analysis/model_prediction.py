@@ -8,9 +8,10 @@ per-operator profile of the model workload, probe/profile.MODEL_WORKLOADS):
 1. every profiled operator is put in one family (FAMILIES: GEMM, convolution forward
    and backward on oneDNN and on the im2col + BLAS path, batch norm, other vectorised
    kernels, embedding, fused attention, per-op overhead) by its canonical name
-   (profile_diff.canonical_op); the GEMM calls, im2col convolutions included, also by
-   the arithmetic intensity the probe tagged them with (probe.profile.gemm_dims:
-   "gemm@2.0" for alexnet's classifier at batch 4).  The convolution path is read off
+   (profile_diff.canonical_op); the GEMM and convolution calls also by the
+   arithmetic intensity the probe tagged them with (probe.profile.gemm_dims:
+   "gemm@2.0" for alexnet's classifier at batch 4, "conv@0.5" for a depthwise
+   convolution on oneDNN).  The convolution path is read off
    the profile, not guessed: torch 1.13 sends a 1x1 convolution at batch < 16 to the
    im2col + BLAS path when it runs one thread ("THNN is faster when single-threaded",
    aten/src/ATen/native/ConvUtils.h use_mkldnn), so Debian's resnet50 spends 97 % of
@@ -25,7 +26,9 @@ per-operator profile of the model workload, probe/profile.MODEL_WORKLOADS):
    weights renormalised, and the prediction says which); a tagged GEMM's is read off
    the curve of the fp32 GEMM rows over their intensity (gemm_curve, on_curve): on
    Debian's reference BLAS a 2 flop/B GEMM ran at 15 % of the wheel, a 170 flop/B one
-   at 3 % (issue 17);
+   at 3 % (issue 17); a tagged convolution's off the curve of the convolution rows
+   that the target ran on the same path (conv_curve: each conv row records the
+   kernel it ran, compare.Rate.kernels), else as its family;
 4. the prediction is the time-additive composition (Amdahl): a family that takes
    w_k of the reference's step and runs at r_k takes w_k / r_k on the target, so the
    model runs at 1 / sum_k(w_k / r_k).  The weighted geometric mean
@@ -62,7 +65,11 @@ FAMILIES = (
     ("attention", "fused attention", None),
     ("embedding", "embedding_bag", None),
     ("vectorised", "other vectorised kernels", None),
-    ("overhead", "per-op overhead (autograd, views, dispatch)", None),
+    # the dispatcher's frames above a convolution kernel: their self time is per call,
+    # not per FLOP (Debian's torch 1.13 spent 6 ms of a mobilenet_v3 step in
+    # aten::conv2d itself, 100 µs a call; issue 17)
+    ("overhead", "per-op overhead (autograd, views, dispatch)",
+     r"^aten::(conv\dd|convolution|_convolution)$"),
 )
 #: profile_diff backend key -> family, for operators no FAMILIES pattern matched.
 FALLBACK = {"blas": "gemm", "conv": "conv", "attention": "attention",
@@ -88,8 +95,10 @@ FAMILY_ROWS = {
 
 #: Families whose operators the probe tags with each call's arithmetic intensity
 #: (probe.profile.gemm_dims): a tagged operator gets the key "<family>@<flop/B>" and is
-#: priced off the GEMM curve (gemm_curve) at its own intensity.
-GEMM_FAMILIES = ("gemm", "conv_gemm", "conv_gemm_backward")
+#: priced at its own intensity: a GEMM off the GEMM curve (gemm_curve), a convolution
+#: off the curve of the convolution rows the target ran on the same path (conv_curve;
+#: the GEMM curve, or the family's rows, where there is none).
+TAGGED_FAMILIES = ("gemm", "conv_gemm", "conv_gemm_backward", "conv", "conv_backward")
 #: fp32 GEMM micro rows -> (M, K, N) of one call: the points of the GEMM curve.
 GEMM_POINT_ROWS = {
     "matmul_fp32": lambda p: (p["n"], p["n"], p["n"]),
@@ -107,7 +116,7 @@ def family_of(op: str) -> str:
     base = tag.group("op") if tag else op
     family = next((key for key, _, pattern in FAMILIES if pattern and re.match(pattern, base)),
                   None) or FALLBACK[backend_of(base).key]
-    if tag and family in GEMM_FAMILIES:
+    if tag and family in TAGGED_FAMILIES:
         return "%s@%s" % (family, tag.group("intensity"))
     return family
 
@@ -117,18 +126,50 @@ def base_family(key: str) -> str:
     return key.split("@", 1)[0]
 
 
-def gemm_curve(comparisons: Sequence[Comparison]) -> List[Tuple[float, float]]:
-    """(intensity flop/B, relative OPS) of the measured fp32 GEMM micro rows
-    (GEMM_POINT_ROWS), by intensity; rows within 10 % of one intensity are one point
-    (geometric mean: matmul 512^3 and the 256-token Linear are both 85 flop/B)."""
-    points = []
-    for c in comparisons:
-        if c.bench in GEMM_POINT_ROWS and c.relative_ops is not None:
-            try:
-                points.append((intensity(*GEMM_POINT_ROWS[c.bench](c.params)), c.relative_ops))
-            except (KeyError, TypeError, ZeroDivisionError):
-                continue                    # a row of another shape vocabulary: no point
-    points.sort()
+def _conv_dims(p):
+    """(M, K, N) of one image's and one group's GEMM of a suite_cpu_layers convolution
+    row (a depthwise one has cin groups), as probe.profile.gemm_dims reads a call."""
+    groups = p["cin"] if p.get("depthwise") else 1
+    return p["cout"] // groups, p["cin"] // groups * p["k"] ** 2, p["hw"] ** 2
+
+
+#: Convolution micro rows -> (M, K, N) as probe.profile.gemm_dims gives it for a
+#: convolution call: the points of the convolution curves (conv_curve).  conv_train
+#: (forward + backward) stands for the backward paths (row_path).
+CONV_POINT_ROWS = {
+    "conv1x1": _conv_dims,
+    "conv_depthwise": _conv_dims,
+    "conv3x3": lambda p: (p["channels"], p["channels"] * 9, p["hw"] ** 2),
+    "conv_train": _conv_dims,
+}
+
+
+def row_path(c: Comparison) -> Optional[str]:
+    """The path family (PATH_GROUPS) of the kernels row `c` ran on the target: a
+    backward one where any recorded kernel is a convolution backward (a training row),
+    else the first forward one; e.g. "conv_gemm" for a 1x1 convolution that the target
+    ran on im2col + BLAS (aten::_slow_conv2d_forward).  None where the row recorded no
+    kernels (compare.Rate.kernels) or none of a path family."""
+    families = [family_of(k) for k in (c.target.kernels if c.target is not None else ())]
+    for direction in (BACKWARD_PATHS, FORWARD_PATHS):
+        hit = next((f for f in families if f in direction), None)
+        if hit:
+            return hit
+    return None
+
+
+def _on_one_path(c: Comparison, family: str) -> bool:
+    """False when row `c` stands for `family` but its target took another path of the
+    same PATH_GROUPS group (a conv1x1 row on im2col + BLAS is no oneDNN "conv" row)."""
+    path = row_path(c)
+    return path is None or path == family or not any(
+        family in group and path in group for group in PATH_GROUPS)
+
+
+def _merged_points(points: List[Tuple[float, float]]) -> List[Tuple[float, float]]:
+    """`points` (intensity, relative OPS) by intensity, those within 10 % of one
+    intensity merged into one (geometric mean)."""
+    points = sorted(points)
     merged: List[List[float]] = []
     for x, ratio in points:
         if merged and math.log(x / merged[-1][0]) < math.log(1.1):
@@ -136,6 +177,43 @@ def gemm_curve(comparisons: Sequence[Comparison]) -> List[Tuple[float, float]]:
         else:
             merged.append([x, [ratio]])
     return [(x, geometric_mean(ratios)) for x, ratios in merged]
+
+
+def _points(comparisons: Sequence[Comparison], rows, keep=lambda c: True
+            ) -> List[Tuple[float, float]]:
+    points = []
+    for c in comparisons:
+        if c.bench in rows and c.relative_ops is not None and keep(c):
+            try:
+                dims = rows[c.bench](c.params)
+                if dims:
+                    points.append((intensity(*dims), c.relative_ops))
+            except (KeyError, TypeError, ZeroDivisionError):
+                continue                    # a row of another shape vocabulary: no point
+    return points
+
+
+def gemm_curve(comparisons: Sequence[Comparison]) -> List[Tuple[float, float]]:
+    """(intensity flop/B, relative OPS) of the measured fp32 GEMM micro rows
+    (GEMM_POINT_ROWS), by intensity; rows within 10 % of one intensity are one point
+    (geometric mean: matmul 512^3 and the 256-token Linear are both 85 flop/B)."""
+    return _merged_points(_points(comparisons, GEMM_POINT_ROWS))
+
+
+def conv_curve(comparisons: Sequence[Comparison], path: str = "conv_gemm"
+               ) -> List[Tuple[float, float]]:
+    """(intensity flop/B, relative OPS) of the convolution rows (CONV_POINT_ROWS) that
+    the target ran on `path` ("conv_gemm": im2col + BLAS, "conv": oneDNN, and their
+    backwards "conv_gemm_backward", "conv_backward"; row_path), by the intensity of
+    one image's and one group's GEMM; merged like gemm_curve.
+
+    Such a row times what a convolution of the model costs on the target against what
+    the same convolution costs on the reference's own path, which a GEMM row does not:
+    the wheel's oneDNN on two threads ran a 3x3 convolution at batch 16 twice as fast
+    as Debian's oneDNN on one, and mobilenet_v3's depthwise ones at batch 2 no faster
+    (issue 17, 2-core VM)."""
+    return _merged_points(_points(comparisons, CONV_POINT_ROWS,
+                                  lambda c: row_path(c) == path))
 
 
 def on_curve(curve: Sequence[Tuple[float, float]], flop_per_byte: float) -> float:
@@ -179,7 +257,7 @@ def family_ratios(comparisons: Sequence[Comparison]) -> Dict[str, Tuple[float, T
             by_bench.setdefault(c.bench, []).append(c)
     ratios = {}
     for family, benches in FAMILY_ROWS.items():
-        rows = [c for b in benches for c in by_bench.get(b, ())]
+        rows = [c for b in benches for c in by_bench.get(b, ()) if _on_one_path(c, family)]
         if rows:
             ratios[family] = (geometric_mean([c.relative_ops for c in rows]),
                               tuple(dict.fromkeys(c.bench for c in rows)))
@@ -222,7 +300,8 @@ class Prediction:
 #: wheel on two threads runs them on oneDNN; weighted by the reference's ops alone the
 #: slow path had no weight and resnet50 was predicted at 30 % against 9 % measured
 #: (issue 17, 2-core VM).
-PATH_GROUPS = (("conv", "conv_gemm"), ("conv_backward", "conv_gemm_backward"))
+FORWARD_PATHS, BACKWARD_PATHS = ("conv", "conv_gemm"), ("conv_backward", "conv_gemm_backward")
+PATH_GROUPS = (FORWARD_PATHS, BACKWARD_PATHS)
 
 
 def _family_times(profile: WorkloadProfile) -> Dict[str, float]:
@@ -267,11 +346,17 @@ def predict(diff: ProfileDiff, comparisons: Sequence[Comparison]) -> Optional[Pr
     """
     ratios = family_ratios(comparisons)
     curve = gemm_curve(comparisons)
+    conv = {path: conv_curve(comparisons, path) for group in PATH_GROUPS for path in group}
     weights, target = family_weights(diff), _family_times(diff.target)
     for key in sorted(k for k in set(weights) | set(target) if "@" in k):
-        if curve:
-            ratios[key] = (on_curve(curve, float(key.split("@", 1)[1])),
-                           tuple(GEMM_POINT_ROWS))
+        flop_per_byte, family = float(key.split("@", 1)[1]), base_family(key)
+        if conv.get(family):
+            ratios[key] = (on_curve(conv[family], flop_per_byte), tuple(CONV_POINT_ROWS))
+        elif family in ("conv", "conv_backward"):
+            if family in ratios:                # oneDNN's: priced as its family's rows
+                ratios[key] = ratios[family]
+        elif curve:
+            ratios[key] = (on_curve(curve, flop_per_byte), tuple(GEMM_POINT_ROWS))
         elif base_family(key) in ratios:
             ratios[key] = ratios[base_family(key)]
     weights = routed_weights(diff, weights, ratios, target)

@@ -372,6 +372,7 @@ class AuditRun:
         opts = self.options
         numbers, blocks = {}, {s.label: [] for s in sides}
         extra = {s.label: {} for s in sides}
+        kernels = {}
         # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
         # side that prepares last is the warmer one, and with an odd number of rounds the
         # first side runs once more; mirroring cancels both over pairs.
@@ -379,8 +380,9 @@ class AuditRun:
         try:
             for side in ordered:
                 prep = _request(side, "prepare", opts, bench=name, params=params,
-                                min_sample_s=opts.min_sample_s)
+                                min_sample_s=opts.min_sample_s, kernels=pair == 0)
                 numbers[side.label] = prep["number"]
+                kernels[side.label] = tuple(prep.get("kernels") or ())
             self._rounds(name, params, ordered, numbers, blocks, extra)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
@@ -397,7 +399,8 @@ class AuditRun:
                 bench=name, params=params, side=side.label, pair=pair,
                 number_per_run=numbers[side.label],
                 blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
-                extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()}))
+                extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()},
+                kernels=kernels[side.label]))
 
     def _rounds(self, name, params, sides, numbers, blocks, extra) -> None:
         opts = self.options

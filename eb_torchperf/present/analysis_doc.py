@@ -28,7 +28,7 @@ def _rate(rate) -> Optional[dict]:
     if rate is None:
         return None
     return {"value": rate.value, "unit": rate.unit, "median_s": rate.median_s,
-            "samples": rate.samples, "rel_iqr": rate.rel_iqr}
+            "samples": rate.samples, "rel_iqr": rate.rel_iqr, "kernels": list(rate.kernels)}
 
 
 def row(c: Comparison) -> dict:

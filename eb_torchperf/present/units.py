@@ -52,11 +52,26 @@ def format_relative(c) -> str:
 
 def comparison_note(c) -> str:
     """Note cell of a compare.Comparison: the flags that change how to read the row, and
-    what it got ("significant · 4 pairs, 12 rounds"; adaptive rounds, issue 16)."""
+    what it got ("significant · 4 pairs, 12 rounds"; adaptive rounds, issue 16), and the
+    kernels where the two sides ran different ones (kernel_note)."""
     flags = [n for n, on in (("significant", c.significant), ("noisy", c.noisy)) if on]
     if c.pairs:
         flags.append("%d pair%s, %d rounds" % (c.pairs, "" if c.pairs == 1 else "s", c.rounds))
+    kernels = kernel_note(c)
+    if kernels:
+        flags.append(kernels)
     return " · ".join(flags)
+
+
+def kernel_note(c) -> str:
+    """"target ran _slow_conv2d_forward, reference mkldnn_convolution" where the two
+    sides' top kernels (compare.Rate.kernels) differ, else ""."""
+    target = c.target.kernels if c.target is not None else ()
+    reference = c.reference.kernels if c.reference is not None else ()
+    if not target or not reference or target[0] == reference[0]:
+        return ""
+    short = lambda name: name.split("::", 1)[-1]  # noqa: E731
+    return "target ran %s, reference %s" % (short(target[0]), short(reference[0]))
 
 
 def format_seconds(value: float) -> str:

@@ -143,6 +143,15 @@ GEMM_OPS = frozenset(("aten::addmm", "aten::mm", "aten::linear", "aten::matmul",
 CONV_GEMM_OPS = frozenset(("aten::_slow_conv2d_forward", "aten::thnn_conv2d_forward",
                            "aten::_slow_conv2d_backward", "aten::thnn_conv2d_backward",
                            "aten::slow_conv2d_backward"))
+#: oneDNN's convolution forward and the convolution backward, tagged like the im2col
+#: ones with the intensity of the GEMM one image and one group would be (oneDNN's
+#: direct and Winograd kernels are not GEMMs, but the tag tells a depthwise
+#: convolution, 0.5 flop/B, from a 3x3 on 256 channels, ~100): model_prediction prices
+#: each call off the convolution rows that ran on the same path, at their intensity
+#: (issue 17: the wheel ran mobilenet_v3's depthwise convolutions at batch 2 no faster
+#: than Debian's torch 1.13, its 3x3 at batch 16 twice as fast).
+CONV_KERNEL_OPS = frozenset(("aten::mkldnn_convolution", "aten::convolution_backward",
+                             "aten::mkldnn_convolution_backward"))
 #: Appended to a GEMM operator's name: "aten::addmm [2.0 flop/B]" (two significant
 #: digits of the fp32 flop per byte of one call; analysis.profile_diff.INTENSITY_TAG
 #: reads it back).
@@ -152,9 +161,11 @@ INTENSITY_TAG = " [%s flop/B]"
 def gemm_dims(op: str, shapes):
     """(M, K, N) of one GEMM call from the profiler's `input_shapes` (a list of shapes,
     scalars and lists as []), else None.  Leading dimensions of a batched operand count
-    as rows (tokens = batch x seq).  Convolutions on the im2col path: one image's GEMM,
-    M = output channels, K = input channels x kernel, N = the (input) pixels; the
-    backward reads the pixels off grad_output."""
+    as rows (tokens = batch x seq).  Convolutions (CONV_GEMM_OPS, CONV_KERNEL_OPS): one
+    image's and one group's GEMM, M = output channels per group, K = input channels
+    per group x kernel, N = the (input) pixels, the groups read off the weight
+    (input channels / the weight's second dimension); the backward reads the pixels
+    off grad_output."""
     mats = [list(sh) for sh in (shapes or ()) if sh is not None and len(sh) >= 2]
     try:
         if op == "aten::linear" and len(mats) >= 2:
@@ -163,14 +174,16 @@ def gemm_dims(op: str, shapes):
         if op in GEMM_OPS and len(mats) >= 2:
             a, b = mats[-2], mats[-1]
             return math.prod(a[:-1]), a[-1], b[-1]
-        if op in CONV_GEMM_OPS:
+        if op in CONV_GEMM_OPS or op in CONV_KERNEL_OPS:
             four = [m for m in mats if len(m) == 4]
-            if op.endswith("forward") and len(four) >= 2:
-                (_, c, h, w), (cout, _, kh, kw) = four[0], four[1]
-                return cout, c * kh * kw, h * w
-            if len(four) >= 3:                  # grad_output, input, weight
-                (_, cout, ho, wo), (_, c, _, _), (_, _, kh, kw) = four[:3]
-                return cout, c * kh * kw, ho * wo
+            if "backward" not in op and len(four) >= 2:
+                (_, c, h, w), (cout, per_group, kh, kw) = four[0], four[1]
+                groups = c // per_group if per_group and c % per_group == 0 else 1
+                return cout // groups, per_group * kh * kw, h * w
+            if "backward" in op and len(four) >= 3:     # grad_output, input, weight
+                (_, cout, ho, wo), (_, c, _, _), (_, per_group, kh, kw) = four[:3]
+                groups = c // per_group if per_group and c % per_group == 0 else 1
+                return cout // groups, per_group * kh * kw, ho * wo
     except (TypeError, ValueError, IndexError):
         return None
     return None
@@ -195,12 +208,12 @@ def intensity_tag(value: float) -> str:
 def _op_rows(events) -> list:
     """One dict per operator of `prof.key_averages(group_by_input_shape=True)`: name,
     self/total CPU s, calls; events of one operator with different shapes are summed,
-    except that GEMM calls (GEMM_OPS, CONV_GEMM_OPS) are summed per intensity, as
-    "<op> [I flop/B]" (intensity_tag)."""
+    except that GEMM calls (GEMM_OPS, CONV_GEMM_OPS) and oneDNN convolutions
+    (CONV_KERNEL_OPS) are summed per intensity, as "<op> [I flop/B]" (intensity_tag)."""
     rows = {}
     for e in events:
         name = e.key
-        if name in GEMM_OPS or name in CONV_GEMM_OPS:
+        if name in GEMM_OPS or name in CONV_GEMM_OPS or name in CONV_KERNEL_OPS:
             dims = gemm_dims(name, getattr(e, "input_shapes", None))
             if dims and min(dims) > 0:
                 name += intensity_tag(intensity(*dims))
@@ -210,6 +223,34 @@ def _op_rows(events) -> list:
         row["cpu_total_s"] += e.cpu_time_total * _US
         row["calls"] += int(e.count)
     return list(rows.values())
+
+
+#: call_kernels: kernels reported at most, and the share of the call's self CPU time
+#: below which an operator is not one.
+CALL_KERNELS_TOP = 3
+CALL_KERNELS_MIN_SHARE = 0.1
+
+
+def call_kernels(torch, fn) -> list:
+    """The ATen operators that held the self CPU time of one call of `fn`, largest
+    first: at most CALL_KERNELS_TOP, each with >= CALL_KERNELS_MIN_SHARE of the call
+    ("aten::_slow_conv2d_forward" where torch 1.13 on one thread took a 1x1
+    convolution at batch < 16 to im2col + BLAS, "aten::mkldnn_convolution" on oneDNN).
+
+    Returns:
+        a list of operator names (empty where the profiler recorded nothing).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    events = [(e.self_cpu_time_total, e.key) for e in prof.key_averages()
+              if e.key.startswith("aten::")]
+    total = sum(max(t, 0) for t, _ in events)
+    if total <= 0:
+        return []
+    ranked = sorted(events, key=lambda e: -e[0])[:CALL_KERNELS_TOP]
+    return [name for t, name in ranked if t >= CALL_KERNELS_MIN_SHARE * total]
 
 
 def profile_workload(torch, name: str, budget_s: float = DEFAULT_BUDGET_S,

@@ -56,6 +56,11 @@ class Benchmark:
             moves both sides' calling thread onto the same CPU each round, a new CPU
             every round (RunnerOptions.rotate_cpus).  Rows with params threads == 1
             and CUDA rows are treated alike (single_threaded()).
+        records_kernels: the worker profiles one call of it after the warm-up of the
+            first pair and reports the ATen kernels that held its time
+            (profile.call_kernels): which path the build took for this shape (a 1x1
+            convolution on oneDNN or on im2col + BLAS), for the prediction of the
+            models (analysis.model_prediction) and the report.
     """
 
     name: str
@@ -72,6 +77,7 @@ class Benchmark:
     budget_s: Optional[float] = None
     scale: Optional[Callable[[dict, int], dict]] = None
     one_thread: bool = False
+    records_kernels: bool = False
 
     def single_threaded(self, params: dict) -> bool:
         """True when the host side of a row with `params` runs on the calling thread

@@ -129,7 +129,7 @@ def _setup_conv(torch, p):
 
 register(Benchmark(
     name="conv3x3", device="cpu", family="conv",
-    stresses=("onednn", "intra_op_threads"),
+    stresses=("onednn", "intra_op_threads"), records_kernels=True,
     params={QUICK: ({"batch": 4, "channels": 64, "hw": 56},),
             FULL: ({"batch": 16, "channels": 64, "hw": 56},
                    {"batch": 16, "channels": 256, "hw": 14})},

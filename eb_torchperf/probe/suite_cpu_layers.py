@@ -7,9 +7,10 @@ Why (issue 17): Debian's torch 1.13 ran resnet50 at 7-8 % of the 2.13.0 wheel wh
 the suite's only convolution row (3x3, 64 channels) said 44 %: resnet50's bottleneck
 blocks are mostly 1x1 convolutions, each followed by batch norm, mobilenet_v3's are
 depthwise convolutions, and a training step adds the convolution backward.  So:
-1x1 convolution (resnet50's 256 -> 64 at 56x56 and 1024 -> 256 at 14x14), depthwise
-3x3 convolution (mobilenet_v3's 240 channels at 28x28), BatchNorm2d in eval and in
-train mode (batch statistics), and one 3x3 convolution forward + backward.
+1x1 convolution (resnet50's 256 -> 64 at 56x56 and 1024 -> 256 at 14x14, and two
+mobilenet_v3 shapes), depthwise convolution (mobilenet_v3's, at batch 2), BatchNorm2d
+in eval and in train mode (batch statistics), and one 3x3 convolution forward +
+backward.  The convolution rows record the kernel each side ran (records_kernels).
 
 Sizes keep one call of Debian's reference-BLAS torch 1.13 (~1-5 GFLOP/s on the 2-core
 dev VM) under ~0.5 s, like suite_cpu.
@@ -59,29 +60,54 @@ def _conv_params(batch, cin, cout, hw, k=1, **extra):
     return dict({"batch": batch, "cin": cin, "cout": cout, "hw": hw, "k": k}, **extra)
 
 
+#: 1x1 convolutions: resnet50's bottleneck (256 -> 64 at 56x56, 1024 -> 256 at 14x14)
+#: and the two mobilenet_v3 / regnet shapes on which the wheel's oneDNN is slower than
+#: its own sgemm of the same matrices, because it reorders plain NCHW tensors to its
+#: blocked layout and back (ONEDNN_VERBOSE on the 2-core VM, wheel 2.13.0, batch 2):
+#: few channels at high resolution (16 -> 64 at 112x112: 6.4 ms against 1.0 ms for
+#: the sgemm, 2.6 ms of it the output's reorder) and the squeeze-and-excitation convs
+#: on a 1x1 input (960 -> 240: 0.34 ms against 0.06 ms).  Debian's torch 1.13 runs
+#: those on im2col + reference BLAS at 74 % and ~35 % of the wheel, against 4-6 % for
+#: the bottleneck shapes, and they hold half the wheel's convolution time in
+#: mobilenet_v3_large (issue 17).  Every row records its kernels (which path it took).
 register(Benchmark(
     name="conv1x1", device="cpu", family="conv",
-    params={FULL: (_conv_params(4, 256, 64, 56), _conv_params(16, 1024, 256, 14))},
+    params={FULL: (_conv_params(4, 256, 64, 56), _conv_params(16, 1024, 256, 14),
+                   _conv_params(2, 16, 64, 112), _conv_params(2, 960, 240, 1))},
     scale=scaled("batch", cap=8.0),
     setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
-    stresses=("onednn", "intra_op_threads"),
-    description="ResNet-50 bottleneck 1x1 Conv2d forward: oneDNN / thnn (im2col-free GEMM)"))
+    stresses=("onednn", "intra_op_threads"), records_kernels=True,
+    description="1x1 Conv2d forward (ResNet-50 bottleneck, MobileNetV3 expansion and "
+                "squeeze-excitation): oneDNN / thnn (im2col-free GEMM)"))
 
+#: Depthwise convolutions at the models suite's CPU batch (2): mobilenet_v3's 3x3 on 72
+#: channels at 56x56 and its 5x5 on 120 at 28x28.  At batch 8 (240 channels, 28x28)
+#: the wheel's two threads ran the row at 2.3x Debian's one (43 %), while the model's
+#: depthwise convolutions at batch 2 ran at 75-200 % (issue 17, 2-core VM): a row of
+#: another size measured another regime.
 register(Benchmark(
     name="conv_depthwise", device="cpu", family="conv",
-    params={FULL: (_conv_params(8, 240, 240, 28, k=3, depthwise=True),)},
+    params={FULL: (_conv_params(2, 72, 72, 56, k=3, depthwise=True),
+                   _conv_params(2, 120, 120, 28, k=5, depthwise=True))},
     scale=scaled("batch", cap=8.0),
     setup=_setup_conv_forward, work=lambda p: (_conv_flops(p), "flop"),
-    stresses=("onednn", "intra_op_threads"),
-    description="MobileNetV3 depthwise 3x3 Conv2d forward (groups = channels)"))
+    stresses=("onednn", "intra_op_threads"), records_kernels=True,
+    description="MobileNetV3 depthwise 3x3 and 5x5 Conv2d forward (groups = channels)"))
 
+#: One training step of a convolution (forward + input and weight gradients) at the
+#: models suite's CPU batch: a 3x3, mobilenet_v3's 1x1 expansion 112 -> 672 at 14x14
+#: and its depthwise 3x3 on 72 channels at 56x56.  With oneDNN held to SSE4.1 the 3x3
+#: row ran at 27 % while mobilenet_v3's training step, whose backward is mostly 1x1 and
+#: depthwise, ran at 85 % (issue 17, 2-core VM).
 register(Benchmark(
     name="conv_train", device="cpu", family="conv",
-    params={FULL: (_conv_params(2, 64, 64, 56, k=3),)},
+    params={FULL: (_conv_params(2, 64, 64, 56, k=3), _conv_params(2, 112, 672, 14),
+                   _conv_params(2, 72, 72, 56, k=3, depthwise=True))},
     scale=scaled("batch", cap=8.0),
     setup=_setup_conv_train, work=lambda p: (3 * _conv_flops(p), "flop"),
-    stresses=("onednn", "intra_op_threads"),
-    description="3x3 Conv2d forward + backward (input and weight gradients)"))
+    stresses=("onednn", "intra_op_threads"), records_kernels=True,
+    description="Conv2d forward + backward (input and weight gradients): 3x3, 1x1, "
+                "depthwise 3x3"))
 
 
 def _setup_batchnorm(torch, p):

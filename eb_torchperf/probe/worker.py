@@ -126,8 +126,20 @@ def op_prepare(state, req):
         # to absorb; one longer untimed warm-up here keeps that out of round 0.
         timing.warm_up(fn, req.get("prepare_warmup_s", PREPARE_WARMUP_S), per_call,
                        sync=state.sync_for(bench))
+        reply = {"number": number, "per_call_s": per_call}
+        if req.get("kernels") and bench.records_kernels:
+            reply["kernels"] = _kernels(state.torch, fn)
     state.key, state.per_call_s = _key(req), per_call
-    return {"number": number, "per_call_s": per_call}
+    return reply
+
+
+def _kernels(torch, fn):
+    """profile.call_kernels of one call, or [] where the profiler fails (a build
+    without it): which kernels ran is evidence, never a reason to lose the row."""
+    try:
+        return profile.call_kernels(torch, fn)
+    except Exception:  # noqa: BLE001 - any profiler failure only loses the evidence
+        return []
 
 
 def _extra_collector(fn):

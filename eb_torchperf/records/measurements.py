@@ -9,6 +9,9 @@ Schema history (SCHEMA_VERSION):
     significance, noise flags, family; geometric mean; the differences between the two
     sides; the verdict), Finding.affects, probe facts system/math/libraries/compile.
     Version 1 documents load unchanged (analysis is recomputed, never read).
+  2 (2026-12-01, later): additive: BenchResult.kernels (the ATen kernels that held one
+    call's time, for rows that record them: probe.profile.call_kernels); documents
+    without it still load (empty).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -52,6 +55,9 @@ class BenchResult:
         work_unit: key of probe.registry.WORK_UNITS.
         extra_s: metric name -> blocks shaped like blocks_s (one value per sample),
             seconds per call; e.g. "cpu_s"/"gpu_s" of CUDA benchmarks.  Empty for most.
+        kernels: the ATen operators that held the time of one profiled call, largest
+            first (registry.Benchmark.records_kernels; first pair only), e.g.
+            ("aten::_slow_conv2d_forward",).  Empty for most.
 
     Raises:
         ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
@@ -67,6 +73,7 @@ class BenchResult:
     work: float
     work_unit: str
     extra_s: Dict[str, Tuple[Tuple[float, ...], ...]] = dataclasses.field(default_factory=dict)
+    kernels: Tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.side not in SIDES:
@@ -105,6 +112,7 @@ class BenchResult:
         data = dataclasses.asdict(self)
         data["blocks_s"] = [list(b) for b in self.blocks_s]
         data["extra_s"] = {k: [list(b) for b in v] for k, v in self.extra_s.items()}
+        data["kernels"] = list(self.kernels)
         return data
 
     @classmethod
@@ -113,6 +121,7 @@ class BenchResult:
         data["blocks_s"] = tuple(tuple(b) for b in data["blocks_s"])
         data["extra_s"] = {k: tuple(tuple(b) for b in v)
                            for k, v in (data.get("extra_s") or {}).items()}
+        data["kernels"] = tuple(data.get("kernels") or ())
         return cls(**data)
 
 

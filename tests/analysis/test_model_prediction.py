@@ -45,6 +45,10 @@ def test_families_of_real_operator_names():
     assert mp.family_of("aten::gelu") == "vectorised"
     assert mp.family_of("autograd::engine::evaluate_function: AddmmBackward0") == "overhead"
     assert mp.family_of("aten::view") == "overhead"
+    # the convolution's dispatcher frames are per-call overhead, not convolution work
+    assert [mp.family_of(op) for op in ("aten::conv2d", "aten::convolution",
+                                        "aten::_convolution")] == ["overhead"] * 3
+    assert mp.family_of("aten::convolution_backward") == "conv_backward"
 
 
 def test_weights_are_the_reference_time_shares():
@@ -178,6 +182,104 @@ def test_the_targets_convolution_path_decides_the_split_of_the_conv_share():
                        ("resnet50_infer", {}, 0.1))
     (prediction,) = mp.predict_all([diff], rows)
     assert prediction.weights == pytest.approx({"conv": 0.8, "batch_norm": 0.2})
+
+
+def _ran_on(comparison, *kernels):
+    """`comparison` with the kernels its target ran (compare.Rate.kernels)."""
+    return dataclasses.replace(comparison,
+                               target=dataclasses.replace(comparison.target, kernels=kernels))
+
+
+SLOW, ONEDNN = "aten::_slow_conv2d_forward", "aten::mkldnn_convolution"
+
+
+def test_conv_rows_the_target_ran_on_im2col_price_the_im2col_convolutions():
+    # Debian's 1.13 (one thread) ran the batch-2 1x1 rows on im2col + BLAS and the
+    # batch-16 one on oneDNN; the wheel's oneDNN reorders NCHW tensors, so its 16 -> 64
+    # expansion at 112x112 costs it more than a GEMM of the same matrices: that row read
+    # 74 % where the bottleneck's 256 -> 64 read 4 % (issue 17, 2-core VM)
+    expansion = {"batch": 2, "cin": 16, "cout": 64, "hw": 112, "k": 1}
+    bottleneck = {"batch": 4, "cin": 256, "cout": 64, "hw": 56, "k": 1}
+    big = {"batch": 16, "cin": 1024, "cout": 256, "hw": 14, "k": 1}
+    rows = comparisons(("conv1x1", expansion, 0.74), ("conv1x1", bottleneck, 0.04),
+                       ("conv1x1", big, 0.5), ("conv3x3", {"channels": 64, "hw": 56}, 0.5),
+                       ("conv_depthwise", {"batch": 2, "cin": 72, "cout": 72, "hw": 56,
+                                           "k": 3, "depthwise": True}, 0.9),
+                       ("matmul_fp32", {"n": 512}, 0.03), ("mobilenet_v3_large_infer", {}, 0.14))
+    assert [mp.row_path(c) for c in rows] == [None] * 7      # no kernels recorded
+    kernels = [(SLOW,), (SLOW,), (ONEDNN,), (ONEDNN,), (ONEDNN,), (), ()]
+    rows = [_ran_on(c, *k) if k else c for c, k in zip(rows, kernels)]
+    assert [mp.row_path(c) for c in rows[:5]] == ["conv_gemm", "conv_gemm", "conv", "conv",
+                                                  "conv"]
+    # the dispatcher's own frames are no path: the first kernel of a path family counts
+    assert mp.row_path(_ran_on(rows[0], "aten::copy_", SLOW)) == "conv_gemm"
+    curve = mp.conv_curve(rows)
+    assert [round(x, 1) for x, _ in curve] == [6.4, 25.2]
+    assert [r for _, r in curve] == pytest.approx([0.74, 0.04])
+    # the oneDNN family keeps only the rows the target ran on oneDNN
+    conv, benches = mp.family_ratios(rows)["conv"]
+    assert conv == pytest.approx((0.5 * 0.5 * 0.9) ** (1 / 3))
+    assert benches == ("conv3x3", "conv1x1", "conv_depthwise")
+    # and the oneDNN rows make the oneDNN curve: a depthwise row (one group's GEMM:
+    # 1 x 9 by 9 x 3136, 0.45 flop/B), a 3x3 on 64 channels (28 flop/B), resnet50's
+    # 1024 -> 256 at batch 16 (50 flop/B)
+    oned = mp.conv_curve(rows, "conv")
+    assert [round(x, 2) for x, _ in oned] == [0.45, 28.28, 50.08]
+    assert [r for _, r in oned] == pytest.approx([0.9, 0.5, 0.5])
+    # the probe tags oneDNN's convolutions too: a depthwise call is priced at 90 %, the
+    # im2col calls on the im2col rows' curve
+    reference = [(ONEDNN + " [0.45 flop/B]", 0.02), (ONEDNN + " [25 flop/B]", 0.02)]
+    target = [(ONEDNN + " [0.45 flop/B]", 0.02), (SLOW + " [6.4 flop/B]", 0.01),
+              (SLOW + " [25 flop/B]", 0.1)]
+    assert mp.family_of(ONEDNN + " [0.45 flop/B]") == "conv@0.45"
+    diff = diff_profiles(_profile("target", target, "mobilenet_v3_large_infer"),
+                         _profile("reference", reference, "mobilenet_v3_large_infer"))
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.ratios["conv@0.45"] == pytest.approx(0.9, rel=1e-3)
+    assert prediction.ratios["conv_gemm@6.4"] == pytest.approx(0.74, rel=5e-3)
+    assert prediction.ratios["conv_gemm@25"] == pytest.approx(0.04, rel=2e-2)  # 25.2 on the row
+    # the reference's whole convolution share, split over the target's three paths in
+    # proportion to the reference-equivalent work T x r
+    work = {"conv@0.45": 0.02 * 0.9, "conv_gemm@6.4": 0.01 * prediction.ratios["conv_gemm@6.4"],
+            "conv_gemm@25": 0.1 * prediction.ratios["conv_gemm@25"]}
+    assert prediction.weights == pytest.approx({k: w / sum(work.values())
+                                                for k, w in work.items()}, rel=1e-3)
+    # without the kernels the same rows price the im2col calls on the GEMM curve (3 %)
+    # and the oneDNN ones as the conv family (all conv rows)
+    plain = [dataclasses.replace(c, target=dataclasses.replace(c.target, kernels=()))
+             for c in rows]
+    (prediction,) = mp.predict_all([diff], plain)
+    assert prediction.ratios["conv_gemm@6.4"] == pytest.approx(0.03)
+    every = (0.74 * 0.04 * 0.5 * 0.5 * 0.9) ** (1 / 5)
+    assert prediction.ratios["conv@0.45"] == pytest.approx(every)
+
+
+def test_a_training_row_stands_for_the_backward_path_it_ran():
+    # conv_train on Debian's 1.13: the 1x1 at batch 2 ran forward and backward on
+    # im2col + BLAS, the depthwise one on oneDNN; the backward kernel decides
+    one_by_one = {"batch": 2, "cin": 112, "cout": 672, "hw": 14, "k": 1}
+    depthwise = {"batch": 2, "cin": 72, "cout": 72, "hw": 56, "k": 3, "depthwise": True}
+    rows = comparisons(("conv_train", one_by_one, 0.05), ("conv_train", depthwise, 0.8),
+                       ("matmul_fp32", {"n": 512}, 0.03))
+    rows[0] = _ran_on(rows[0], SLOW, "aten::_slow_conv2d_backward")
+    rows[1] = _ran_on(rows[1], "aten::convolution_backward", ONEDNN)
+    assert [mp.row_path(c) for c in rows[:2]] == ["conv_gemm_backward", "conv_backward"]
+    assert mp.conv_curve(rows, "conv_backward") == [(pytest.approx(0.45, abs=5e-3), 0.8)]
+    assert mp.conv_curve(rows, "conv_gemm_backward") == [(pytest.approx(32.2, abs=0.1),
+                                                          pytest.approx(0.05))]
+    assert mp.conv_curve(rows, "conv") == [] == mp.conv_curve(rows, "conv_gemm")
+    # the oneDNN backward family keeps only the oneDNN row
+    assert mp.family_ratios(rows)["conv_backward"] == (0.8, ("conv_train",))
+    backward = "aten::convolution_backward [0.45 flop/B]"
+    assert mp.family_of(backward) == "conv_backward@0.45"
+    reference = [(backward, 0.02), ("aten::convolution_backward [32 flop/B]", 0.02)]
+    target = [(backward, 0.025), ("aten::_slow_conv2d_backward [32 flop/B]", 0.4)]
+    diff = diff_profiles(_profile("target", target, "mobilenet_v3_large_train"),
+                         _profile("reference", reference, "mobilenet_v3_large_train"))
+    rows.append(comparisons(("mobilenet_v3_large_train", {}, 0.1))[0])
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.ratios["conv_backward@0.45"] == pytest.approx(0.8)
+    assert prediction.ratios["conv_gemm_backward@32"] == pytest.approx(0.05)
 
 
 def test_an_inconclusive_model_row_says_so_in_the_models_table():

@@ -76,6 +76,23 @@ def test_inconclusive_row_in_terminal_note_and_results_json():
     assert (doc["pairs"], doc["rounds"]) == (3, 6)
 
 
+def test_a_row_whose_sides_ran_different_kernels_says_which():
+    import dataclasses
+    from eb_torchperf.present.analysis_doc import row
+    from eb_torchperf.present.terminal import comparison_note
+    c = _inconclusive_comparison()
+    on = lambda rate, *k: dataclasses.replace(rate, kernels=k)  # noqa: E731
+    slow = dataclasses.replace(c, target=on(c.target, "aten::_slow_conv2d_forward"),
+                               reference=on(c.reference, "aten::mkldnn_convolution"))
+    assert comparison_note(slow) == ("3 pairs, 6 rounds · target ran _slow_conv2d_forward, "
+                                     "reference mkldnn_convolution")
+    assert row(slow)["target"]["kernels"] == ["aten::_slow_conv2d_forward"]
+    same = dataclasses.replace(slow, target=on(c.target, "aten::mkldnn_convolution"))
+    assert comparison_note(same) == "3 pairs, 6 rounds"
+    one_side = dataclasses.replace(slow, reference=on(c.reference))
+    assert comparison_note(one_side) == "3 pairs, 6 rounds"
+
+
 def test_a_row_that_excludes_the_band_only_just_gets_more_pairs():
     # issue 16, 2-core VM: an A/A embedding_bag row at 84.5 % [75.5-94.5 %] after 4 pairs
     assert precision.excludes_floor_band(0.755, 0.945, 0.05)

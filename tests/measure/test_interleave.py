@@ -86,6 +86,30 @@ def test_results_pair_and_ratio():
     assert by_bench["matmul_fp32"].rounds == 6
 
 
+def test_kernels_are_asked_in_the_first_pair_and_kept_with_its_results():
+    class Kernels(FakeWorker):
+        def request(self, op, timeout_s, **fields):
+            reply = super().request(op, timeout_s, **fields)
+            if op == "prepare":
+                self.log.append((self.label, "kernels?", fields["kernels"]))
+                if fields["kernels"]:
+                    reply["kernels"] = ["aten::_slow_conv2d_forward" if self.label == "target"
+                                        else "aten::mkldnn_convolution"]
+            return reply
+    log = []
+    result = AuditRun("/t", "/r", "quick", FAST, only=["conv3x3"],
+                      worker_factory=lambda *a: Kernels(log, *a)).run()
+    asked = [entry[2] for entry in log if entry[1] == "kernels?"]
+    assert asked == [True, True, False, False]          # pair 0 both sides, pair 1 not
+    kept = {(r.side, r.pair): r.kernels for r in result.results}
+    assert kept == {("target", 0): ("aten::_slow_conv2d_forward",),
+                    ("reference", 0): ("aten::mkldnn_convolution",),
+                    ("target", 1): (), ("reference", 1): ()}
+    (row,) = compare(result)
+    assert row.target.kernels == ("aten::_slow_conv2d_forward",)
+    assert row.reference.kernels == ("aten::mkldnn_convolution",)
+
+
 def test_budget_stops_rounds_after_minimum():
     options = RunnerOptions(pairs=1, block_s=0.01, warmup_s=0.0, settle_s=0.0, min_rounds=2,
                             max_rounds=50, bench_budget_s=1e-9)

@@ -51,8 +51,10 @@ def test_profile_op(which, workload, ops, workers):
         addmm = [name for name in names if base_op(name) == "aten::addmm"]
         assert len(addmm) >= 3 and all(tagged_intensity(name) > 0 for name in addmm)
         assert sum(names[name]["self_cpu_s"] for name in addmm) > 0
-    else:
-        assert names["aten::mkldnn_convolution"]["self_cpu_s"] > 0
+    else:                # oneDNN's convolutions come tagged too (CONV_KERNEL_OPS)
+        conv = [name for name in names if base_op(name) == "aten::mkldnn_convolution"]
+        assert conv and all(tagged_intensity(name) > 0 for name in conv)
+        assert sum(names[name]["self_cpu_s"] for name in conv) > 0
 
 
 def test_unknown_workload_is_a_failed_request(workers):
@@ -94,6 +96,17 @@ def test_workload_names_are_checked_before_starting():
      (64, 256, 3136)),                                          # resnet50's 1x1, batch 1
     ("aten::_slow_conv2d_backward", [[2, 64, 28, 28], [2, 16, 56, 56], [64, 16, 3, 3], [],
                                      [], [], []], (64, 144, 784)),
+    # oneDNN's convolution: one group's GEMM; a depthwise 5x5 on 120 channels is 120
+    # groups of 1 x 25 by 25 x 784
+    ("aten::mkldnn_convolution", [[2, 120, 28, 28], [120, 1, 5, 5], [], [], [], [], []],
+     (1, 25, 784)),
+    ("aten::mkldnn_convolution", [[2, 48, 112, 112], [48, 8, 3, 3], [], [], [], [], []],
+     (8, 72, 12544)),                                           # regnet: 6 groups of 8
+    ("aten::mkldnn_convolution", [[4, 64, 56, 56], [64, 64, 3, 3], [64], [], [], [], []],
+     (64, 576, 3136)),
+    # the convolution backward (grad_output, input, weight): one group's GEMM too
+    ("aten::convolution_backward", [[2, 72, 56, 56], [2, 72, 56, 56], [72, 1, 3, 3], [],
+                                    [], [], [], [], [], [], []], (1, 9, 3136)),
     ("aten::addmm", [[768]], None), ("aten::mm", None, None),  # no matrix operands
     ("aten::relu", [[4, 4]], None),                             # not a GEMM
 ])
@@ -114,7 +127,7 @@ def test_intensity_and_its_tag():
 @pytest.mark.parametrize("which", ["debian_python", "wheel_python"])
 def test_alexnet_profile_tags_its_gemms_with_their_intensity(which, workers):
     # the models suite's CPU alexnet runs at batch 4: its three Linear layers are GEMMs
-    # of 2 flop/B (issue 17); on oneDNN its convolutions are not GEMM operators
+    # of 2 flop/B (issue 17); its convolutions are tagged as convolutions
     reply = workers(which).request("profile", 600, workload="alexnet_infer", budget_s=0.01,
                                    max_iterations=1)
     if not reply["ok"] and "torchvision" in reply["message"]:
@@ -124,6 +137,12 @@ def test_alexnet_profile_tags_its_gemms_with_their_intensity(which, workers):
     assert names["aten::addmm [2.0 flop/B]"]["calls"] == 3
     assert names["aten::addmm [2.0 flop/B]"]["self_cpu_s"] > 0
     assert not [name for name in names if name.startswith("aten::addmm") and "2.0" not in name]
+    # five convolutions, oneDNN's (Debian 1.13 too, at batch 4) and tagged; the first,
+    # 64 x (3 x 11 x 11) by 363 x 50176 pixels, at 27 flop/B
+    conv = {name: op for name, op in names.items()
+            if base_op(name) == "aten::mkldnn_convolution"}
+    assert sum(op["calls"] for op in conv.values()) == 5
+    assert "aten::mkldnn_convolution [27 flop/B]" in conv
 
 
 def test_run_profiles_keeps_the_audits_environment_per_side(wheel_python):
@@ -135,3 +154,31 @@ def test_run_profiles_keeps_the_audits_environment_per_side(wheel_python):
     assert errors == []
     assert diff.target.threads == 1
     assert diff.reference.threads == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("which, params, kernel", [
+    # torch 1.13 at one thread takes a 1x1 convolution at batch < 16 to im2col + BLAS
+    # ("THNN is faster when single-threaded", ATen ConvUtils.h use_mkldnn); the
+    # wheel on two threads and every batch >= 16 run it on oneDNN
+    ("debian_python", {"batch": 2, "cin": 960, "cout": 240, "hw": 1, "k": 1},
+     "aten::_slow_conv2d_forward"),
+    ("debian_python", {"batch": 16, "cin": 1024, "cout": 256, "hw": 14, "k": 1},
+     "aten::mkldnn_convolution"),
+    ("wheel_python", {"batch": 2, "cin": 960, "cout": 240, "hw": 1, "k": 1},
+     "aten::mkldnn_convolution"),
+])
+def test_prepare_reports_the_kernel_a_conv_row_ran_on(which, params, kernel, workers):
+    worker = workers(which)
+    threads = worker.request("facts", 120)["facts"]["torch"]["intra_op_threads"]
+    if which == "wheel_python" and threads < 2:
+        pytest.skip("one intra-op thread: the wheel also takes the im2col path")
+    reply = worker.request("prepare", 120, bench="conv1x1", params=params, kernels=True,
+                           min_sample_s=0.001, prepare_warmup_s=0.0)
+    assert reply["ok"], reply
+    assert reply["kernels"][0] == kernel, reply["kernels"]
+    # asked only in the first pair, and only of rows that record kernels
+    assert "kernels" not in worker.request("prepare", 120, bench="conv1x1", params=params,
+                                           min_sample_s=0.001, prepare_warmup_s=0.0)
+    assert "kernels" not in worker.request("prepare", 120, bench="dispatch", kernels=True,
+                                           params={}, min_sample_s=0.001,
+                                           prepare_warmup_s=0.0)

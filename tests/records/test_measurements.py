@@ -57,7 +57,9 @@ def test_audit_round_trip(tmp_path):
     finding = Finding("blas-not-mkl", "error", "BLAS is not MKL", {"BLAS_INFO": "generic"},
                       "add imkl", "https://github.com/easybuilders/easybuild/issues/931")
     audit = AuditResult(suite="quick", options={"pairs": 2}, target=probe(), reference=None,
-                        results=(bench(), bench(side="reference")), complete=False,
+                        results=(bench(), bench(side="reference",
+                                                kernels=("aten::mkldnn_convolution",))),
+                        complete=False,
                         errors=({"side": "target", "message": "boom"},), findings=(finding,))
     path = tmp_path / "sub" / "r.json"
     audit.save(path)
@@ -65,6 +67,18 @@ def test_audit_round_trip(tmp_path):
     assert loaded.results == audit.results and loaded.findings == (finding,)
     assert loaded.target.build == audit.target.build and loaded.complete is False
     assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION
+    assert loaded.results[1].kernels == ("aten::mkldnn_convolution",)
+    assert loaded.results[0].kernels == ()
+    # a document written before kernels were recorded loads with none
+    data = json.loads(path.read_text())
+    for result in data["results"]:
+        del result["kernels"]
+    path.write_text(json.dumps(data))
+    assert [r.kernels for r in load_results(path).results] == [(), ()]
+    data["results"][0]["kernels"] = "aten::mm"          # not a list of names
+    path.write_text(json.dumps(data))
+    with pytest.raises(SchemaError, match="kernels"):
+        load_results(path)
 
 
 def test_load_rejects_other_documents(tmp_path):
