@@ -21,7 +21,7 @@ from eb_torchperf.analysis.compare import compare
 from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.workflows.explain import explain_path, load_explain
 from eb_torchperf.records.measurements import load_results
-from eb_torchperf.analysis.model_prediction import geomean_pair, predict_all
+from eb_torchperf.analysis.model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all
 from eb_torchperf.analysis.model_rows import split
 from eb_torchperf.analysis.stats import geometric_mean
 
@@ -73,7 +73,9 @@ def main(argv):
         results = [load_results(path) for path in args.results]
         explained = load_explain(args.explain or explain_path(args.results[0]))
     except TorchPerfError as exc:
-        print("models_vs_micro: error: %s" % exc, file=sys.stderr)
+        hint = (" (profiles come from `eb-torchperf audit --explain` or `eb-torchperf "
+                "explain --results FILE`)" if "explain" in str(exc) else "")
+        print("models_vs_micro: error: %s%s" % (exc, hint), file=sys.stderr)
         return 2
     for path, result in zip(args.results[1:], results[1:]):
         problem = _mismatch(path, result, args.results[0], results[0])
@@ -110,6 +112,12 @@ def main(argv):
     print("geometric mean: models %s, micro-suite prediction %s, plain micro-suite %s "
           "(%d rows)" % (_pct(measured).strip(), _pct(predicted).strip(),
                          _pct(geometric_mean(micro) if micro else None).strip(), len(micro)))
+    blind = [c for c in comparisons if c.bench in CONV_POINT_ROWS and c.target is not None
+             and not c.target.kernels]
+    if blind:
+        print("note: %d convolution row(s) recorded no kernels (results written before "
+              "eb_torchperf recorded them): their convolutions are priced without the path "
+              "the target took; re-run the audit for a path-aware prediction" % len(blind))
     return 0
 
 

@@ -1,0 +1,45 @@
+"""benchmarks/models_vs_micro.py on the shipped Debian example (issue 17)."""
+
+import importlib.util
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "reports" / "examples"
+MODELS = EXAMPLES / "debian-vs-wheel-2.13.0-models.json"
+MICRO = EXAMPLES / "debian-vs-wheel-2.13.0-full-micro.json"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("models_vs_micro",
+                                                  ROOT / "benchmarks" / "models_vs_micro.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_example_prints_what_is_committed(capsys):
+    assert _script().main(["x", str(MODELS), str(MICRO)]) == 0
+    out = capsys.readouterr().out
+    committed = (EXAMPLES / "debian-vs-wheel-2.13.0-models.models_vs_micro.txt").read_text()
+    assert out == committed.split("\n", 1)[1]
+    assert "note:" not in out                   # every conv row recorded its kernels
+
+
+def test_results_without_kernels_say_their_prediction_is_path_blind(tmp_path, capsys):
+    data = json.loads(MICRO.read_text())
+    for result in data["results"]:
+        result.pop("kernels", None)
+    micro = tmp_path / "micro.json"
+    micro.write_text(json.dumps(data))
+    assert _script().main(["x", str(MODELS), str(micro)]) == 0
+    out = capsys.readouterr().out
+    assert "note: 11 convolution row(s) recorded no kernels" in out.splitlines()[-1]
+
+
+def test_a_missing_profile_says_how_to_make_one(tmp_path, capsys):
+    lone = tmp_path / "micro.json"
+    lone.write_text(MICRO.read_text())
+    assert _script().main(["x", str(lone)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "eb-torchperf audit --explain" in err
