@@ -71,11 +71,14 @@ def main(argv):
     args = _parse(argv)
     try:
         results = [load_results(path) for path in args.results]
+    except TorchPerfError as exc:
+        print("models_vs_micro: error: %s" % exc, file=sys.stderr)
+        return 2
+    try:
         explained = load_explain(args.explain or explain_path(args.results[0]))
     except TorchPerfError as exc:
-        hint = (" (profiles come from `eb-torchperf audit --explain` or `eb-torchperf "
-                "explain --results FILE`)" if "explain" in str(exc) else "")
-        print("models_vs_micro: error: %s%s" % (exc, hint), file=sys.stderr)
+        print("models_vs_micro: error: %s (profiles come from `eb-torchperf audit --explain` "
+              "or `eb-torchperf explain --results FILE`)" % exc, file=sys.stderr)
         return 2
     for path, result in zip(args.results[1:], results[1:]):
         problem = _mismatch(path, result, args.results[0], results[0])

@@ -176,14 +176,14 @@ def gemm_dims(op: str, shapes):
             return math.prod(a[:-1]), a[-1], b[-1]
         if op in CONV_GEMM_OPS or op in CONV_KERNEL_OPS:
             four = [m for m in mats if len(m) == 4]
-            if "backward" not in op and len(four) >= 2:
-                (_, c, h, w), (cout, per_group, kh, kw) = four[0], four[1]
-                groups = c // per_group if per_group and c % per_group == 0 else 1
-                return cout // groups, per_group * kh * kw, h * w
             if "backward" in op and len(four) >= 3:     # grad_output, input, weight
-                (_, cout, ho, wo), (_, c, _, _), (_, per_group, kh, kw) = four[:3]
-                groups = c // per_group if per_group and c % per_group == 0 else 1
-                return cout // groups, per_group * kh * kw, ho * wo
+                (_, cout, h, w), (_, c, _, _), (_, per_group, kh, kw) = four[:3]
+            elif "backward" not in op and len(four) >= 2:
+                (_, c, h, w), (cout, per_group, kh, kw) = four[0], four[1]
+            else:
+                return None
+            groups = c // per_group if per_group and c % per_group == 0 else 1
+            return cout // groups, per_group * kh * kw, h * w
     except (TypeError, ValueError, IndexError):
         return None
     return None
@@ -244,8 +244,9 @@ def call_kernels(torch, fn) -> list:
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
-    events = [(e.self_cpu_time_total, e.key) for e in prof.key_averages()
-              if e.key.startswith("aten::")]
+    # without record_shapes no call has shapes, so _op_rows tags none
+    events = [(row["self_cpu_s"], row["name"]) for row in _op_rows(prof.key_averages())
+              if row["name"].startswith("aten::")]
     total = sum(max(t, 0) for t, _ in events)
     if total <= 0:
         return []
