@@ -10,8 +10,10 @@ interpreters are refused.  EXPLAIN.json (default: the first file's
 <stem>.explain.json, as `audit --explain` or `explain --results` writes it) holds the
 models' profiles.  Prints per model row: the measured relative OPS, the micro-suite's
 prediction (eb_torchperf.analysis.model_prediction: time-additive and weighted
-geometric mean), their factor, and the families weighing most; then the geometric
-means.  Exit status 2 with one line on a bad input.
+geometric mean), their factor, the profile's own relative OPS ("!" where it is off the
+measurement by more than profile_diff.PROFILE_AGREEMENT: the prediction rests on a
+profile of a slowed-down step), and the families weighing most; then how many rows
+land within 1.5x, and the geometric means.  Exit status 2 with one line on a bad input.
 """
 
 import argparse
@@ -22,6 +24,7 @@ from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.workflows.explain import explain_path, load_explain
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.analysis.model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all
+from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
 from eb_torchperf.analysis.model_rows import split
 from eb_torchperf.analysis.stats import geometric_mean
 
@@ -100,16 +103,29 @@ def main(argv):
         print("models_vs_micro: error: no model row with a profile and micro rows to predict "
               "it (run `audit --suite full --explain`)", file=sys.stderr)
         return 2
-    print("%-26s %9s %9s %9s %7s  %s" % ("model row", "measured", "predicted", "geo-pred",
-                                          "factor", "reference time share -> micro relative OPS"))
+    print("%-26s %9s %9s %9s %7s %9s  %s" % (
+        "model row", "measured", "predicted", "geo-pred", "factor", "profiled",
+        "reference time share -> micro relative OPS"))
     for p in predictions:
         families = ", ".join("%s %.0f%%->%.0f%%" % (k, 100 * w, 100 * p.ratios[k])
                              for k, w in sorted(p.weights.items(), key=lambda kv: -kv[1])[:4])
         factor = "%.2fx" % p.factor if p.factor else "—"
-        print("%-26s %9s %9s %9s %7s  %s%s" % (p.bench, _pct(p.measured), _pct(p.predicted),
-                                               _pct(p.predicted_geomean), factor, families,
-                                               "; uncovered %.0f%%" % (100 * p.uncovered)
-                                               if p.uncovered > 0.005 else ""))
+        drifted = p.profile_factor is not None and p.profile_factor > PROFILE_AGREEMENT
+        print("%-26s %9s %9s %9s %7s %9s%s %s%s" % (
+            p.bench, _pct(p.measured), _pct(p.predicted), _pct(p.predicted_geomean), factor,
+            _pct(p.profiled), "!" if drifted else " ", families,
+            "; uncovered %.0f%%" % (100 * p.uncovered) if p.uncovered > 0.005 else ""))
+    judged = [p for p in predictions if p.factor]
+    if judged:
+        print("within 1.5x: %d of %d model rows" % (
+            sum(p.factor <= 1.5 for p in judged), len(judged)))
+    drifted = [p.bench for p in predictions
+               if p.profile_factor is not None and p.profile_factor > PROFILE_AGREEMENT]
+    if drifted:
+        print("! the profile's own relative OPS is more than %.2fx off the audit's for %s: "
+              "the host ran a side slower while profiling, so the prediction from it is "
+              "weak; profile again (eb-torchperf explain --results FILE --workload NAME)"
+              % (PROFILE_AGREEMENT, ", ".join(drifted)))
     measured, predicted = geomean_pair(predictions)
     micro = [c.relative_ops for c in split(comparisons)[1] if c.relative_ops is not None]
     print("geometric mean: models %s, micro-suite prediction %s, plain micro-suite %s "

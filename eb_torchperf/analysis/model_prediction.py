@@ -22,7 +22,7 @@ per-operator profile of the model workload, probe/profile.MODEL_WORKLOADS):
    on oneDNN or on im2col + BLAS), the target's profile says which path it took
    (routed_weights);
 3. each family's relative OPS is the geometric mean of the audit's micro rows for
-   that family (FAMILY_ROWS; families without a measured row are left out and the
+   that family (FAMILY_ROWS, an inconclusive row with its estimate: row_ratio; families without a measured row are left out and the
    weights renormalised, and the prediction says which); a tagged GEMM's is read off
    the curve of the fp32 GEMM rows over their intensity (gemm_curve, on_curve): on
    Debian's reference BLAS a 2 flop/B GEMM ran at 15 % of the wheel, a 170 flop/B one
@@ -179,15 +179,25 @@ def _merged_points(points: List[Tuple[float, float]]) -> List[Tuple[float, float
     return [(x, geometric_mean(ratios)) for x, ratios in merged]
 
 
+def row_ratio(c: Comparison) -> Optional[float]:
+    """The relative OPS micro row `c` prices its family at: relative_ops, else the
+    estimate of an inconclusive row.  Inconclusive says the row cannot be told from
+    equal within ±10 %, not that it has no value, and a model spends its time in such
+    rows too: Debian's 5x5 depthwise convolution at batch 2 (mobilenet_v3's) was
+    inconclusive, and without it the depthwise calls of the model were priced off the
+    3x3 row alone (issue 17, 2-core VM)."""
+    return c.relative_ops if c.relative_ops is not None else c.estimate
+
+
 def _points(comparisons: Sequence[Comparison], rows, keep=lambda c: True
             ) -> List[Tuple[float, float]]:
     points = []
     for c in comparisons:
-        if c.bench in rows and c.relative_ops is not None and keep(c):
+        if c.bench in rows and row_ratio(c) and keep(c):
             try:
                 dims = rows[c.bench](c.params)
                 if dims:
-                    points.append((intensity(*dims), c.relative_ops))
+                    points.append((intensity(*dims), row_ratio(c)))
             except (KeyError, TypeError, ZeroDivisionError):
                 continue                    # a row of another shape vocabulary: no point
     return points
@@ -250,16 +260,17 @@ def family_weights(diff: ProfileDiff) -> Dict[str, float]:
 
 
 def family_ratios(comparisons: Sequence[Comparison]) -> Dict[str, Tuple[float, Tuple[str, ...]]]:
-    """Family -> (geometric mean relative OPS of its measured micro rows, row labels)."""
+    """Family -> (geometric mean relative OPS of its measured micro rows, row labels);
+    an inconclusive row counts with its estimate (row_ratio)."""
     by_bench: Dict[str, List[Comparison]] = {}
     for c in comparisons:
-        if c.relative_ops is not None and not is_model(c):
+        if row_ratio(c) and not is_model(c):
             by_bench.setdefault(c.bench, []).append(c)
     ratios = {}
     for family, benches in FAMILY_ROWS.items():
         rows = [c for b in benches for c in by_bench.get(b, ()) if _on_one_path(c, family)]
         if rows:
-            ratios[family] = (geometric_mean([c.relative_ops for c in rows]),
+            ratios[family] = (geometric_mean([row_ratio(c) for c in rows]),
                               tuple(dict.fromkeys(c.bench for c in rows)))
     return ratios
 
@@ -275,7 +286,11 @@ class Prediction:
         weights: family -> reference time share used (renormalised over covered ones).
         ratios: family -> relative OPS of its micro rows.
         uncovered: share of the reference's step in families without a measured row.
-        measured: the model's measured relative OPS (None where not measured).
+        measured: the model's measured relative OPS (None where not measured, or
+            inconclusive).
+        profiled: the profile's own relative OPS of the model (ProfileDiff.relative_ops);
+            off `measured` by more than profile_diff.PROFILE_AGREEMENT, the profile
+            was not the step the audit timed, and neither is the prediction.
     """
 
     bench: str
@@ -285,6 +300,7 @@ class Prediction:
     ratios: Dict[str, float]
     uncovered: float
     measured: Optional[float] = None
+    profiled: Optional[float] = None
 
     @property
     def factor(self) -> Optional[float]:
@@ -292,6 +308,13 @@ class Prediction:
         if not self.measured:
             return None
         return max(self.predicted / self.measured, self.measured / self.predicted)
+
+    @property
+    def profile_factor(self) -> Optional[float]:
+        """max(profiled / measured, measured / profiled); None without both."""
+        if not self.measured or not self.profiled:
+            return None
+        return max(self.profiled / self.measured, self.measured / self.profiled)
 
 
 #: Families that are one piece of work on two kernel paths, where the build and the
@@ -369,7 +392,8 @@ def predict(diff: ProfileDiff, comparisons: Sequence[Comparison]) -> Optional[Pr
     geo = math.exp(sum(w * math.log(ratios[k][0]) for k, w in covered.items()))
     measured = next((c.relative_ops for c in comparisons if c.bench == diff.workload), None)
     return Prediction(diff.workload, additive, geo, covered,
-                      {k: ratios[k][0] for k in covered}, 1.0 - total, measured)
+                      {k: ratios[k][0] for k in covered}, 1.0 - total, measured,
+                      diff.relative_ops)
 
 
 def predict_all(diffs: Sequence[ProfileDiff], comparisons: Sequence[Comparison]

@@ -161,6 +161,12 @@ class ExplainProgress:
         if event == "profile":
             self.status.update(escape.rich_text("profiling %s on the %s (round %d)"
                                % (info["workload"], info["side"], info["round"] + 1)))
+        elif event == "profile_again":
+            self.console.print(escape.rich_text(
+                "%s: the profile ran at %.1f %% of the reference, the audit measured %.1f %% "
+                "(%.2fx apart): profiling it again" % (info["workload"], 100 * info["profiled"],
+                                                      100 * info["measured"], info["factor"])),
+                highlight=False)
         elif event == "trial":
             self.trial = "trial %d/%d: %s" % (info["index"] + 1, info["total"], info["label"])
             self.status.update(escape.rich_text(self.trial))

@@ -20,6 +20,10 @@ from . import suite_cpu, suite_models
 #: (at least one).  Debian's reference-BLAS torch takes ~1.4 s per BERT training step
 #: on the 2-core dev machine, so slow builds profile one iteration per request.
 DEFAULT_BUDGET_S = 0.5
+#: Profile requests per side and workload (explain --profile-rounds): three, so that
+#: analysis.profile_diff pools them by their median and one request the shared host
+#: slowed down does not move the profile.
+DEFAULT_ROUNDS = 3
 #: Upper bound on profiled iterations, so a very fast build does not record huge traces.
 MAX_ITERATIONS = 50
 #: `FunctionEventAvg` times are in microseconds.

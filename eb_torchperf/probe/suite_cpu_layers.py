@@ -95,18 +95,21 @@ register(Benchmark(
     description="MobileNetV3 depthwise 3x3 and 5x5 Conv2d forward (groups = channels)"))
 
 #: One training step of a convolution (forward + input and weight gradients) at the
-#: models suite's CPU batch: a 3x3, mobilenet_v3's 1x1 expansion 112 -> 672 at 14x14
-#: and its depthwise 3x3 on 72 channels at 56x56.  With oneDNN held to SSE4.1 the 3x3
-#: row ran at 27 % while mobilenet_v3's training step, whose backward is mostly 1x1 and
-#: depthwise, ran at 85 % (issue 17, 2-core VM).
+#: models suite's CPU batch: a 3x3, mobilenet_v3's 1x1 expansions 112 -> 672 at 14x14
+#: (32 flop/B per image) and 16 -> 64 at 112x112 (6.4 flop/B), and its depthwise 3x3
+#: on 72 channels at 56x56.  With oneDNN held to SSE4.1 the 3x3 row ran at 27 % while
+#: mobilenet_v3's training step, whose backward is mostly 1x1 and depthwise, ran at
+#: 85 % (issue 17, 2-core VM); the two 1x1 rows are the backward im2col curve's points
+#: where a one-thread torch 1.13 takes them to im2col + BLAS.
 register(Benchmark(
     name="conv_train", device="cpu", family="conv",
     params={FULL: (_conv_params(2, 64, 64, 56, k=3), _conv_params(2, 112, 672, 14),
+                   _conv_params(2, 16, 64, 112),
                    _conv_params(2, 72, 72, 56, k=3, depthwise=True))},
     scale=scaled("batch", cap=8.0),
     setup=_setup_conv_train, work=lambda p: (3 * _conv_flops(p), "flop"),
     stresses=("onednn", "intra_op_threads"), records_kernels=True,
-    description="Conv2d forward + backward (input and weight gradients): 3x3, 1x1, "
+    description="Conv2d forward + backward (input and weight gradients): 3x3, two 1x1, "
                 "depthwise 3x3"))
 
 

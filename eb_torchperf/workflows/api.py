@@ -16,6 +16,7 @@ import dataclasses
 import os
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
+from eb_torchperf.probe.profile import DEFAULT_ROUNDS
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.records.measurements import load_results as _load_results
@@ -96,7 +97,7 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html"
 
 def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Sequence[str]] = None,
             try_remedies: bool = True, trial_pairs: Optional[int] = 1,
-            profile_rounds: int = 2, timeout_s: Optional[float] = None):
+            profile_rounds: int = DEFAULT_ROUNDS, timeout_s: Optional[float] = None):
     """Profile both sides of an audit per operator and try the run-time remedies.
 
     Args:

@@ -5,7 +5,8 @@ Runs after a baseline audit (an AuditResult of target vs reference):
 1. **Profile**: each workload of `probe.profile.WORKLOADS` runs under `torch.profiler`
    in one target and one reference worker, alternately (A B, then B A, so neither side
    always follows the other), pooled per side and aligned per operator
-   (`profile_diff.diff_profiles`).
+   (`profile_diff.diff_profiles`); a model the audit measured is profiled again when
+   the profile's own relative OPS is off the audit's (profile_diff.PROFILE_AGREEMENT).
 2. **Remedy trials**: `trials.plan_trials` picks the run-time remedies the target's
    probe calls for; each trial is an AuditRun restricted to the remedy's benchmarks,
    with the remedy's environment in a fresh target worker only, interleaved with the
@@ -27,12 +28,13 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from eb_torchperf.diagnosis.explanation import (  # noqa: F401  (the explain API in one place)
     EXPLAIN_SCHEMA_VERSION, ExplainResult, annotate_findings, explain_path, find_explain,
     load_explain, profile_evidence, stale_reason, with_profile_evidence)
+from eb_torchperf.analysis.compare import compare
 from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
 from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.interleave import RunnerOptions
-from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, WORKLOADS  # noqa: F401
+from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS  # noqa: F401
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.workflows.profiling import ProfileOptions, run_profiles, run_trials  # noqa: F401
 
@@ -84,10 +86,15 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
                           "probe (give --reference; --reference none cannot be explained)")
     started = time.monotonic()
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    # the audit's own figure of each profiled model (a micro workload is not its row's
+    # size): a profile that is off it is redone
+    measured = {c.bench: c.estimate for c in compare(baseline)
+                if c.bench in workloads and c.bench in MODEL_WORKLOADS and c.estimate}
     profiles, errors = run_profiles(
         baseline.target.python, baseline.reference.python, workloads, profile_options,
         progress, target_env=baseline.options.get("target_env"),
-        reference_env=baseline.options.get("reference_env")) if workloads else ([], [])
+        reference_env=baseline.options.get("reference_env"),
+        measured=measured) if workloads else ([], [])
     profile_s = time.monotonic() - started
     results, skipped, rebuild = [], [], []
     if try_remedies:

@@ -19,6 +19,7 @@ from eb_torchperf.measure.interleave import SUITE_OPTIONS, RunnerOptions
 from eb_torchperf.measure.reference import check_reference_spec, resolve_interpreter
 from eb_torchperf.present.formats import FORMATS
 from eb_torchperf.probe import registry
+from eb_torchperf.probe.profile import DEFAULT_ROUNDS
 
 #: A POSIX environment variable name (--target-env VAR=VALUE).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -50,7 +51,7 @@ class ExplainOptions:
     workloads: Optional[Tuple[str, ...]] = None
     try_remedies: bool = False
     trial_pairs: Optional[int] = None
-    profile_rounds: int = 2
+    profile_rounds: int = DEFAULT_ROUNDS
     out: Optional[str] = None
 
 

@@ -292,3 +292,54 @@ def test_an_inconclusive_model_row_says_so_in_the_models_table():
     assert cells["infer"] == "inconclusive"
     assert cells["infer_interval"].startswith("70.0 % – 120.0 %")
     assert cells["train"] == "" and cells["train_interval"] == ""
+
+
+def _inconclusive(c):
+    """`c` as compare() gives an inconclusive row: no relative_ops, its estimate kept."""
+    return dataclasses.replace(c, relative_ops=None, inconclusive=True,
+                               estimate=c.relative_ops, ci_low=0.5, ci_high=1.6)
+
+
+def test_an_inconclusive_micro_row_prices_its_family_at_its_estimate():
+    # issue 17: Debian's depthwise 5x5 row at batch 2 was inconclusive, so mobilenet_v3's
+    # 5x5 calls were priced off the 3x3 row alone
+    three = {"batch": 2, "cin": 72, "cout": 72, "hw": 56, "k": 3, "depthwise": True}
+    five = {"batch": 2, "cin": 120, "cout": 120, "hw": 28, "k": 5, "depthwise": True}
+    rows = comparisons(("conv_depthwise", three, 0.8), ("conv_depthwise", five, 1.1),
+                       ("batchnorm", {"mode": "eval"}, 0.5))
+    rows = [_ran_on(rows[0], ONEDNN), _inconclusive(_ran_on(rows[1], ONEDNN)),
+            _inconclusive(rows[2])]
+    assert mp.row_ratio(rows[1]) == pytest.approx(1.1) and rows[1].relative_ops is None
+    # both one group's GEMM of 0.45 and 0.48 flop/B: one point of the oneDNN curve
+    assert mp.conv_curve(rows, "conv") == [(pytest.approx(0.45, abs=5e-3),
+                                            pytest.approx(math.sqrt(0.8 * 1.1)))]
+    ratios = mp.family_ratios(rows)
+    assert ratios["conv"][0] == pytest.approx(math.sqrt(0.8 * 1.1))
+    assert ratios["batch_norm"] == (pytest.approx(0.5), ("batchnorm",))
+    # a row without any estimate (target alone) still gives nothing
+    lone = dataclasses.replace(rows[2], estimate=None)
+    assert mp.row_ratio(lone) is None and "batch_norm" not in mp.family_ratios([lone])
+    # an inconclusive MODEL row has no measured value to judge the prediction by
+    model = _inconclusive(comparisons(("mobilenet_v3_large_infer", {}, 0.9))[0])
+    diff = diff_profiles(_profile("target", [("aten::native_batch_norm", 0.04)],
+                                  "mobilenet_v3_large_infer"),
+                         _profile("reference", [("aten::native_batch_norm", 0.02)],
+                                  "mobilenet_v3_large_infer"))
+    (prediction,) = mp.predict_all([diff], rows + [model])
+    assert prediction.predicted == pytest.approx(0.5)
+    assert prediction.measured is None and prediction.factor is None
+
+
+def test_the_prediction_carries_the_profiles_own_relative_ops():
+    # issue 17: the wheel's DLRM inference profiled at 5.2 % of the reference where
+    # the audit measured 3.4 %: the prediction can be no better than its profile
+    target = [("aten::addmm", 0.067), ("aten::_embedding_bag", 0.0021)]
+    reference = [("aten::addmm", 0.0017), ("aten::_embedding_bag", 0.0011)]
+    diff = diff_profiles(_profile("target", target, "dlrm_infer"),
+                         _profile("reference", reference, "dlrm_infer"))
+    rows = comparisons(("linear", {}, 0.03), ("embedding_bag", {}, 0.52),
+                       ("dlrm_infer", {}, 0.034))
+    (prediction,) = mp.predict_all([diff], rows)
+    assert prediction.profiled == pytest.approx(0.0028 / 0.0691)
+    assert prediction.profile_factor == pytest.approx(0.0028 / 0.0691 / 0.034)
+    assert dataclasses.replace(prediction, measured=None).profile_factor is None

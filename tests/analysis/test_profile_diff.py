@@ -143,3 +143,44 @@ def test_json_round_trip_recomputes_the_diff():
     assert data["ops"][0]["op"] == "aten::addmm"
     assert data["ops"][0]["delta_s"] == pytest.approx(0.3146)
     assert ProfileDiff.from_json(data) == diff
+
+
+def _reply(addmm_s, iterations=1, embedding_s=None, wall_s=None):
+    ops = [{"name": "aten::addmm", "self_cpu_s": addmm_s, "cpu_total_s": addmm_s,
+            "calls": 5 * iterations}]
+    if embedding_s is not None:
+        ops.append({"name": "aten::_embedding_bag", "self_cpu_s": embedding_s,
+                    "cpu_total_s": embedding_s, "calls": 4 * iterations})
+    return {"workload": "dlrm_infer", "iterations": iterations, "torch_version": "2.13.0",
+            "wall_s": addmm_s + (embedding_s or 0) if wall_s is None else wall_s,
+            "threads": 2, "ops": ops}
+
+
+def test_three_replies_pool_by_their_median_so_one_slowed_request_does_not_move_them():
+    # issue 17: one request the shared host slowed twofold moved DLRM's profile
+    steady = [_reply(0.002, 2, 0.001), _reply(0.008, 1, 0.003), _reply(0.0045, 2, 0.0021)]
+    pooled = WorkloadProfile.from_replies("reference", steady)
+    assert pooled.iterations == 5
+    addmm, embedding = pooled.ops
+    assert addmm == OpTime("aten::addmm", pytest.approx(0.00225), 5.0)   # 1, 8, 2.25 ms
+    assert embedding.self_s == pytest.approx(0.00105)       # 0.5, 3.0, 1.05 ms
+    assert pooled.wall_s == pytest.approx(0.0033)
+    # an operator one reply lacks counts 0 there
+    lacking = WorkloadProfile.from_replies("reference", [_reply(0.002, 1, 0.001),
+                                                         _reply(0.002, 1), _reply(0.002, 1)])
+    assert {op.name: op.self_s for op in lacking.ops} == {"aten::addmm": 0.002,
+                                                          "aten::_embedding_bag": 0.0}
+    # two replies are still their sum over their steps
+    two = WorkloadProfile.from_replies("reference", steady[:2])
+    assert two.ops[0].self_s == pytest.approx(0.01 / 3)
+
+
+def test_the_profiles_own_relative_ops_and_its_disagreement_with_the_audit():
+    diff = diff_profiles(profile("target", {"aten::addmm": 0.07}),
+                         profile("reference", {"aten::addmm": 0.0036}))
+    assert diff.relative_ops == pytest.approx(0.0036 / 0.07)            # 5.1 %
+    assert diff.disagreement(0.034) == pytest.approx(0.0036 / 0.07 / 0.034)
+    assert diff.disagreement(0.1) == pytest.approx(0.1 / (0.0036 / 0.07))
+    assert diff.disagreement(None) is None and diff.disagreement(0.0) is None
+    empty = diff_profiles(profile("target", {}), profile("reference", {"aten::addmm": 0.1}))
+    assert empty.relative_ops is None and empty.disagreement(0.5) is None

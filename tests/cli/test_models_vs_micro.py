@@ -43,3 +43,23 @@ def test_a_missing_profile_says_how_to_make_one(tmp_path, capsys):
     assert _script().main(["x", str(lone)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "eb-torchperf audit --explain" in err
+
+
+def test_a_profile_off_the_audits_figure_is_marked(tmp_path, capsys):
+    # the reference profiled at half its audit speed: the profile says 2x the model's
+    # relative OPS, and the prediction made from it is marked
+    explain = json.loads((EXAMPLES / "debian-vs-wheel-2.13.0-models.explain.json").read_text())
+    (profile,) = [p for p in explain["profiles"] if p["workload"] == "resnet50_infer"]
+    for op in profile["reference"]["ops"]:
+        op["self_s"] *= 2
+    path = tmp_path / "slowed.explain.json"
+    path.write_text(json.dumps(explain))
+    assert _script().main(["x", str(MODELS), str(MICRO), "--explain", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (row,) = [line for line in lines if line.startswith("resnet50_infer ")]
+    measured, profiled = float(row.split()[1]), float(row.split()[8])
+    assert row.split()[9] == "%!" and 1.5 < profiled / measured < 2.5
+    (note,) = [line for line in lines if line.startswith("! the profile")]
+    assert "resnet50_infer" in note and "resnet50_train" not in note
+    assert any(line.startswith("within 1.5x: ") and line.endswith(" of 14 model rows")
+               for line in lines)

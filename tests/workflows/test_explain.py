@@ -201,3 +201,29 @@ def test_trials_of_a_one_build_baseline_may_load_that_build_on_both_sides(monkey
     explain_job._try_remedies(one_build, BlasHost(providers=()), RunnerOptions(pairs=1), None)
     explain_job._try_remedies(baseline, BlasHost(providers=()), RunnerOptions(pairs=1), None)
     assert [o.allow_same_torch for o in seen] == [True, False]
+
+
+def test_explain_gives_the_profiles_the_audits_figure_of_each_model(monkeypatch):
+    """A model's profile is checked against the audit's relative OPS of the model
+    (workflows.profiling re-profiles one that disagrees); a micro workload is not its
+    row's size and gets none."""
+    import pathlib
+
+    from eb_torchperf.analysis.compare import compare
+    from eb_torchperf.records.measurements import load_results
+    from eb_torchperf.workflows import explain as explain_job
+
+    models = pathlib.Path(__file__).resolve().parents[2] / "reports" / "examples" / \
+        "debian-vs-wheel-2.13.0-models.json"
+    baseline = load_results(str(models))
+    seen = {}
+
+    def run_profiles(target, reference, workloads, options, progress, **kwargs):
+        seen.update(kwargs, workloads=workloads)
+        return [], []
+    monkeypatch.setattr(explain_job, "run_profiles", run_profiles)
+    explain(baseline, workloads=("dlrm_infer", "resnet50_train", "dlrm"), try_remedies=False)
+    figures = {c.bench: c.estimate for c in compare(baseline)}
+    assert seen["measured"] == {"dlrm_infer": figures["dlrm_infer"],
+                                "resnet50_train": figures["resnet50_train"]}
+    assert 0.01 < seen["measured"]["dlrm_infer"] < 0.1       # Debian's DLRM: a few %
