@@ -22,8 +22,9 @@ per-operator profile of the model workload, probe/profile.MODEL_WORKLOADS):
    on oneDNN or on im2col + BLAS), the target's profile says which path it took
    (routed_weights);
 3. each family's relative OPS is the geometric mean of the audit's micro rows for
-   that family (FAMILY_ROWS, an inconclusive row with its estimate: row_ratio; families without a measured row are left out and the
-   weights renormalised, and the prediction says which); a tagged GEMM's is read off
+   that family (FAMILY_ROWS, an inconclusive row with its estimate: row_ratio;
+   families without a measured row are left out and the weights renormalised, and the
+   prediction says which); a tagged GEMM's is read off
    the curve of the fp32 GEMM rows over their intensity (gemm_curve, on_curve): on
    Debian's reference BLAS a 2 flop/B GEMM ran at 15 % of the wheel, a 170 flop/B one
    at 3 % (issue 17); a tagged convolution's off the curve of the convolution rows
@@ -45,8 +46,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.model_rows import is_model
-from eb_torchperf.analysis.profile_diff import (INTENSITY_TAG, ProfileDiff, WorkloadProfile,
-                                               backend_of, canonical_op)
+from eb_torchperf.analysis.profile_diff import (INTENSITY_TAG, PROFILE_AGREEMENT, ProfileDiff,
+                                               WorkloadProfile, backend_of, canonical_op)
 from eb_torchperf.analysis.stats import geometric_mean
 from eb_torchperf.probe.profile import intensity
 
@@ -315,6 +316,12 @@ class Prediction:
         if not self.measured or not self.profiled:
             return None
         return max(self.profiled / self.measured, self.measured / self.profiled)
+
+    @property
+    def profile_off(self) -> bool:
+        """True when profile_factor exceeds profile_diff.PROFILE_AGREEMENT: the profile
+        that weights the prediction was not the step the audit timed."""
+        return self.profile_factor is not None and self.profile_factor > PROFILE_AGREEMENT
 
 
 #: Families that are one piece of work on two kernel paths, where the build and the

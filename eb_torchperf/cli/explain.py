@@ -25,7 +25,7 @@ import sys
 from eb_torchperf.cli import audit as audit_cli
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import ExplainOptions
-from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
+from eb_torchperf.analysis.profile_diff import MEDIAN_POOLING, PROFILE_AGREEMENT
 from eb_torchperf.probe.profile import DEFAULT_ROUNDS, WORKLOADS
 from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.cli.report import print_outcome
@@ -50,10 +50,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--trial-pairs", type=int, default=1,
                         help="fresh worker pairs per remedy trial (default 1)")
     parser.add_argument("--profile-rounds", type=int, default=DEFAULT_ROUNDS,
-                        help="profile requests per side and workload, alternating; from 3 on "
+                        help="profile requests per side and workload, alternating; from %d on "
                              "pooled by their median per operator (default %d); a model whose "
-                             "profile disagrees with the audit by more than %.2fx is profiled "
-                             "as many rounds again" % (DEFAULT_ROUNDS, PROFILE_AGREEMENT))
+                             "profile's own relative OPS is more than %.2fx off the audit's is "
+                             "profiled as many rounds again"
+                             % (MEDIAN_POOLING, DEFAULT_ROUNDS, PROFILE_AGREEMENT))
     parser.add_argument("--explain-out", metavar="FILE",
                         help="explain JSON (default: the results path with .explain.json)")
 

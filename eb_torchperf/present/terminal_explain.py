@@ -163,7 +163,7 @@ class ExplainProgress:
                                % (info["workload"], info["side"], info["round"] + 1)))
         elif event == "profile_again":
             self.console.print(escape.rich_text(
-                "%s: the profile ran at %.1f %% of the reference, the audit measured %.1f %% "
+                "%s: profiled at %.1f %% relative OPS where the audit measured %.1f %% "
                 "(%.2fx apart): profiling it again" % (info["workload"], 100 * info["profiled"],
                                                       100 * info["measured"], info["factor"])),
                 highlight=False)

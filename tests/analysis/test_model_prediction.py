@@ -342,4 +342,7 @@ def test_the_prediction_carries_the_profiles_own_relative_ops():
     (prediction,) = mp.predict_all([diff], rows)
     assert prediction.profiled == pytest.approx(0.0028 / 0.0691)
     assert prediction.profile_factor == pytest.approx(0.0028 / 0.0691 / 0.034)
+    assert not prediction.profile_off                   # 4.05 % against 3.4 %: 1.19x
+    assert dataclasses.replace(prediction, measured=0.03).profile_off          # 1.35x
     assert dataclasses.replace(prediction, measured=None).profile_factor is None
+    assert not dataclasses.replace(prediction, measured=None).profile_off

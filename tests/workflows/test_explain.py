@@ -227,3 +227,13 @@ def test_explain_gives_the_profiles_the_audits_figure_of_each_model(monkeypatch)
     assert seen["measured"] == {"dlrm_infer": figures["dlrm_infer"],
                                 "resnet50_train": figures["resnet50_train"]}
     assert 0.01 < seen["measured"]["dlrm_infer"] < 0.1       # Debian's DLRM: a few %
+
+
+def test_the_progress_line_says_when_a_model_is_profiled_again():
+    from eb_torchperf.present.terminal_explain import ExplainProgress
+    console = Console(record=True, width=200)
+    ExplainProgress(console)("profile_again", workload="resnet50_infer", profiled=0.101,
+                             measured=0.079, factor=0.101 / 0.079)
+    assert console.export_text().strip() == (
+        "resnet50_infer: profiled at 10.1 % relative OPS where the audit measured 7.9 % "
+        "(1.28x apart): profiling it again")
