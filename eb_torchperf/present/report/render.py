@@ -205,11 +205,24 @@ def peak_note(fractions: dict) -> str:
     return ("% of peak: " + ", ".join(parts) + ".") if parts else ""
 
 
+def _pairs_text(result: AuditResult) -> str:
+    """How many worker pairs measured the rows: '3 worker pair(s)', or '3–8 worker pairs per
+    row' when rows short of precision got extra pairs (RunnerOptions.max_pairs)."""
+    per_row = {}
+    for r in result.results:
+        key = (r.bench, params_key(r.params))
+        per_row.setdefault(key, set()).add(r.pair)
+    counts = sorted({len(pairs) for pairs in per_row.values()})
+    if len(counts) > 1:
+        return "%d–%d worker pairs per row" % (counts[0], counts[-1])
+    return "%s worker pair(s)" % (counts[0] if counts else result.options.get("pairs", "?"))
+
+
 def _meta(result: AuditResult) -> List[dict]:
     items = [("target", _torch_line(result.target)),
              ("reference", _torch_line(result.reference) if result.reference else "none"),
              ("host", result.host or MISSING), ("started (UTC)", result.created_utc or MISSING),
-             ("suite", "%s, %s worker pair(s)" % (result.suite, result.options.get("pairs", "?"))),
+             ("suite", "%s, %s" % (result.suite, _pairs_text(result))),
              ("wall time", "%.0f s" % result.wall_s),
              ("complete", "yes" if result.complete else "no (cut short)"),
              ("eb_torchperf", result.tool_version or MISSING)]

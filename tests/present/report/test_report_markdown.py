@@ -98,3 +98,19 @@ def test_verdict_of_an_audit_where_everything_was_skipped(reference, text):
     result = dataclasses.replace(golden, results=(), skipped=skipped, findings=(),
                                  reference=golden.reference if reference else None)
     assert verdict(result, compare(result)) == {"level": "ok", "text": text}
+
+
+def _meta_rows(text):
+    meta = parse_tables(text)[0]
+    return {row[0]: row[1] for row in meta[2:]}
+
+
+def test_meta_gives_the_worker_pairs_each_row_got():
+    result = golden_result()
+    assert _meta_rows(_markdown(result))["suite"] == "quick, 1 worker pair(s)"
+    first = result.results[0]
+    extra = tuple(dataclasses.replace(r, pair=1) for r in result.results
+                  if (r.bench, r.params) == (first.bench, first.params))
+    assert len(extra) == 2  # the row's target and reference results
+    more = dataclasses.replace(result, results=result.results + extra)
+    assert _meta_rows(_markdown(more))["suite"] == "quick, 1–2 worker pairs per row"
