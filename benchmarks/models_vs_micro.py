@@ -5,8 +5,8 @@ Usage: .venv/bin/python benchmarks/models_vs_micro.py RESULTS.json [MORE.json ..
 
 RESULTS.json is an audit that ran the models and the micro rows (`--suite full`); or
 give several audits of the same target and reference (`--suite models` and `--suite
-full --only ...` of the micro rows): their rows are pooled, and files of other
-interpreters are refused.  EXPLAIN.json (default: the first file's
+full --only ...` of the micro rows): their rows are pooled; audits of other builds,
+hosts, CPUs or environments are refused (eb_torchperf.diagnosis.pooling).  EXPLAIN.json (default: the first file's
 <stem>.explain.json, as `audit --explain` or `explain --results` writes it) holds the
 models' profiles.  Prints per model row: the measured relative OPS, the micro-suite's
 prediction (eb_torchperf.analysis.model_prediction: time-additive and weighted
@@ -17,6 +17,7 @@ land within 1.5x, and the geometric means.  Exit status 2 with one line on a bad
 """
 
 import argparse
+import os
 import sys
 
 from eb_torchperf.analysis.compare import compare
@@ -25,7 +26,8 @@ from eb_torchperf.workflows.explain import explain_path, load_explain
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.analysis.model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all
 from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
-from eb_torchperf.analysis.model_rows import split
+from eb_torchperf.analysis.model_rows import is_model, split
+from eb_torchperf.diagnosis.pooling import mismatch
 from eb_torchperf.analysis.stats import geometric_mean
 
 
@@ -33,27 +35,22 @@ from eb_torchperf.analysis.stats import geometric_mean
 WITHIN = 1.5
 
 
-def _sides(result):
-    """(target torch file, reference torch file, target env, reference env) of one
-    audit, to refuse pooling different audits (the env: audit --target-env, ...)."""
-    def torch_file(probe):
-        return ((probe.facts.get("torch") or {}).get("file") if probe else None) or (
-            probe.python if probe else None)
-    return (torch_file(result.target), torch_file(result.reference),
-            dict(result.options.get("target_env") or {}),
-            dict(result.options.get("reference_env") or {}))
-
-
-def _mismatch(path, result, first_path, first):
-    """One line saying why `result` cannot be pooled with the first audit, or None."""
-    mine, theirs = _sides(result), _sides(first)
-    if mine[:2] != theirs[:2]:
-        return ("cannot pool %s (%s against %s) with %s (%s against %s)"
-                % ((path,) + mine[:2] + (first_path,) + theirs[:2]))
-    if mine[2:] != theirs[2:]:
-        return ("cannot pool %s (target env %s, reference env %s) with %s (target env %s, "
-                "reference env %s)" % ((path,) + mine[2:] + (first_path,) + theirs[2:]))
-    return None
+def _why_nothing(explain_file, explained, comparisons):
+    """Why no model row could be predicted, in one line."""
+    models = sorted({c.bench for c in comparisons if is_model(c)})
+    profiled = [p.workload for p in explained.profiles]
+    if not models:
+        return ("the results hold no model rows (audit --suite models, or --suite full, "
+                "measures them)")
+    if not profiled:
+        return ("%s holds no profiles (audit --explain, or explain --results FILE, writes "
+                "them)" % explain_file)
+    if not set(models) & set(profiled):
+        return ("%s profiles none of the measured model rows (it profiled %s; explain "
+                "--results FILE --workload %s ... profiles them)"
+                % (explain_file, ", ".join(profiled), models[0]))
+    return ("no micro rows to predict the models from (audit --suite full measures them; "
+            "pool it with this audit)")
 
 
 def _pct(value):
@@ -76,6 +73,13 @@ def _parse(argv):
 
 def main(argv):
     args = _parse(argv)
+    real = {}
+    for path in args.results:
+        if os.path.realpath(path) in real.values():
+            print("models_vs_micro: error: %s is given twice (pooling a file with itself "
+                  "would count its rows twice)" % path, file=sys.stderr)
+            return 2
+        real[path] = os.path.realpath(path)
     try:
         results = [load_results(path) for path in args.results]
     except TorchPerfError as exc:
@@ -85,10 +89,11 @@ def main(argv):
         explained = load_explain(args.explain or explain_path(args.results[0]))
     except TorchPerfError as exc:
         print("models_vs_micro: error: %s (profiles come from `eb-torchperf audit --explain` "
-              "or `eb-torchperf explain --results FILE`)" % exc, file=sys.stderr)
+              "or `eb-torchperf explain --results FILE`; give the models audit first, or "
+              "--explain FILE)" % exc, file=sys.stderr)
         return 2
     for path, result in zip(args.results[1:], results[1:]):
-        problem = _mismatch(path, result, args.results[0], results[0])
+        problem = mismatch(path, result, args.results[0], results[0])
         if problem:
             print("models_vs_micro: error: %s" % problem, file=sys.stderr)
             return 2
@@ -104,8 +109,9 @@ def main(argv):
     comparisons = [c for result in results for c in compare(result)]
     predictions = predict_all(explained.profiles, comparisons)
     if not predictions:
-        print("models_vs_micro: error: no model row with a profile and micro rows to predict "
-              "it (run `audit --suite full --explain`)", file=sys.stderr)
+        print("models_vs_micro: error: %s" % _why_nothing(
+            args.explain or explain_path(args.results[0]), explained, comparisons),
+            file=sys.stderr)
         return 2
     print("%-26s %9s %9s %9s %7s %9s  %s" % (
         "model row", "measured", "predicted", "geo-pred", "factor", "profiled",

@@ -9,10 +9,10 @@ the interval text.
 """
 
 import dataclasses
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
-from eb_torchperf.probe.suite_models import MODEL_ROWS
+from eb_torchperf.probe.suite_models import MODEL_ROWS, MODES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,16 @@ def model_rows(comparisons: Sequence[Comparison]) -> List[ModelRow]:
         row = rows.setdefault((model, device), ModelRow(model, device))
         rows[(model, device)] = dataclasses.replace(row, **{mode: c})
     return list(rows.values())
+
+
+def mode_geomeans(comparisons: Sequence[Comparison]) -> Dict[str, Optional[float]]:
+    """{"infer": geometric mean of the inference rows, "train": of the training steps};
+    None for a mode with no relative OPS."""
+    means = {}
+    for mode in MODES:
+        rows = [c for c in split(comparisons)[0] if MODEL_ROWS[c.bench][1] == mode]
+        means[mode] = geomean_relative_ops(rows)
+    return means
 
 
 def models_geomean(comparisons: Sequence[Comparison]) -> Optional[float]:

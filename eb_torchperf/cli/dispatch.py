@@ -74,6 +74,15 @@ examples:
 """
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line (the usage block stays in
+    --help): `eb-torchperf audit: error: argument --suite: invalid choice: 'nope' ...
+    (see eb-torchperf audit --help)`, exit status 2.  Sub-parsers inherit the class."""
+
+    def error(self, message):
+        self.exit(EXIT_INPUT, "%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+
+
 def build_parser(load=None) -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per entry of COMMANDS.
 
@@ -82,7 +91,7 @@ def build_parser(load=None) -> argparse.ArgumentParser:
             are added (None: all of them).  The others are listed by name and help
             line only, from COMMANDS, so `eb-torchperf --help` imports no sub-command.
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="eb-torchperf", description=DESCRIPTION,
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="%(prog)s " + __version__)

@@ -97,9 +97,12 @@ class RunnerOptions:
 
     def __post_init__(self):
         if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
-            raise ValueError("pairs and min_rounds must be >= 1, max_rounds >= min_rounds")
+            raise ValueError("pairs and min_rounds must be >= 1, max_rounds >= min_rounds "
+                             "(pairs=%d, min_rounds=%d, max_rounds=%d)"
+                             % (self.pairs, self.min_rounds, self.max_rounds))
         if self.max_pairs is not None and self.max_pairs < self.pairs:
-            raise ValueError("max_pairs must be >= pairs")
+            raise ValueError("max_pairs must be >= pairs (max_pairs=%d, pairs=%d)"
+                             % (self.max_pairs, self.pairs))
         if min(self.block_s, self.bench_budget_s, self.request_timeout_s) <= 0:
             raise ValueError("block_s, bench_budget_s and request_timeout_s must be > 0")
 

@@ -14,8 +14,11 @@ def interval_text(c: Optional[Comparison]) -> str:
         return ""
     if c.ci_low is None:
         return "%d round%s: no interval" % (c.rounds, "" if c.rounds == 1 else "s")
-    rounds = " (1 round per pair)" if c.rounds <= len(c.pair_ratios) else ""
-    return "%s – %s%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high), rounds)
+    if len(c.pair_ratios) == 1:
+        how = " (1 pair)" if c.rounds > 1 else " (1 pair, 1 round)"
+    else:
+        how = " (1 round per pair)" if c.rounds <= len(c.pair_ratios) else ""
+    return "%s – %s%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high), how)
 
 
 def row_cells(row: ModelRow) -> dict:

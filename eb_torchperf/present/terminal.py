@@ -55,7 +55,7 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
 def models_table(comparisons: Sequence[Comparison]) -> Optional[Table]:
     """The Models table (#931 layout: model, inference, training step, with intervals),
     or None when no model row has a relative OPS."""
-    from eb_torchperf.analysis.model_rows import model_rows, models_geomean
+    from eb_torchperf.analysis.model_rows import mode_geomeans, model_rows, models_geomean
     from eb_torchperf.present.models_view import row_cells  # it imports units, as this module
     rows = [row_cells(r) for r in model_rows(comparisons)]
     geo = models_geomean(comparisons)
@@ -67,7 +67,10 @@ def models_table(comparisons: Sequence[Comparison]) -> Optional[Table]:
     for row in rows:
         table.add_row(row["model"], row["device"], row["infer"], row["infer_interval"],
                       row["train"], row["train_interval"])
-    table.add_row("geometric mean", "", "", "", format_ratio(geo), "", style="bold")
+    modes = {mode: format_ratio(g) if g is not None else ""
+             for mode, g in mode_geomeans(comparisons).items()}
+    table.add_row("geometric mean (all rows: %s)" % format_ratio(geo), "", modes["infer"], "",
+                  modes["train"], "", style="bold")
     return table
 
 

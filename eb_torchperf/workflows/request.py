@@ -307,6 +307,10 @@ def _profile_options(request: AuditRequest):
     if unknown:
         raise ConfigError("unknown workload(s): %s (known: %s)"
                           % (", ".join(unknown), ", ".join(WORKLOADS)))
+    rounds = request.explain.profile_rounds
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise ConfigError("--profile-rounds must be a whole number >= 1 (got %r): profile "
+                          "requests per side and workload" % (rounds,))
     changes = {} if request.timeout_s is None else {"request_timeout_s": request.timeout_s}
     try:
         return ProfileOptions(rounds=request.explain.profile_rounds, **changes)

@@ -98,8 +98,8 @@ def test_models_table_folds_the_two_modes_and_splits_the_micro_rows():
         ("resnet50", "cpu", "resnet50_infer", "resnet50_train"),
         ("bert", "cpu", "bert_infer", None)]
     assert models_geomean(rows) == pytest.approx((0.08 * 0.07 * 0.017) ** (1 / 3))
-    # one pair of 4 rounds: the within-run interval
-    assert interval_text(table[0].infer) == "%s – %s" % (
+    # one pair of 4 rounds: the within-run interval, and it says it comes from one pair
+    assert interval_text(table[0].infer) == "%s – %s (1 pair)" % (
         "%.1f %%" % (100 * table[0].infer.ci_low), "%.1f %%" % (100 * table[0].infer.ci_high))
     assert interval_text(None) == ""
 

@@ -22,6 +22,20 @@ def test_help_lists_commands(capsys):
     assert "audit" in out and "probe" in out and "exit status" in out
 
 
+@pytest.mark.parametrize("argv, line", [
+    (["audit", "--suite", "nope"], "eb-torchperf audit: error: argument --suite: invalid "
+     "choice: 'nope' (choose from 'full', 'models', 'quick') (see eb-torchperf audit --help)"),
+    (["explain", "--profile-rounds", "abc"], "eb-torchperf explain: error: argument "
+     "--profile-rounds: invalid int value: 'abc' (see eb-torchperf explain --help)"),
+    ([], "eb-torchperf: error: the following arguments are required: COMMAND "
+     "(see eb-torchperf --help)")])
+def test_usage_errors_are_one_line_without_the_usage_block(capsys, argv, line):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 def test_missing_target_is_one_line(capsys):
     status, out, err = run_cli(capsys, "audit", "--python", "/nonexistent/python")
     assert status == 2

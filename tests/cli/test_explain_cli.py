@@ -78,3 +78,12 @@ def test_explain_needs_a_reference(capsys):
     import sys
     assert main(["explain", "--python", sys.executable, "--reference", "none"]) == 2
     assert "explain needs a reference" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rounds", ["0", "-1"])
+def test_profile_rounds_below_one_names_the_option(tmp_path, capsys, rounds):
+    path = baseline_file(tmp_path, "/usr/bin/python3", "/usr/bin/python3")
+    assert main(["explain", "--results", path, "--profile-rounds", rounds]) == 2
+    assert capsys.readouterr().err == (
+        "eb-torchperf: error: --profile-rounds must be a whole number >= 1 (got %s): profile "
+        "requests per side and workload\n" % rounds)

@@ -262,8 +262,10 @@ def test_runner_target_is_the_stated_precision_target():
 
 
 def test_max_pairs_below_pairs_is_refused():
-    with pytest.raises(ValueError, match="max_pairs"):
+    with pytest.raises(ValueError, match=r"max_pairs must be >= pairs \(max_pairs=2, pairs=3\)"):
         RunnerOptions(pairs=3, max_pairs=2)
+    with pytest.raises(ValueError, match=r"\(pairs=0, min_rounds=3, max_rounds=12\)"):
+        RunnerOptions(pairs=0)
 
 
 class SpawningFakeWorker(FakeWorker):

@@ -14,8 +14,9 @@ from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
-from eb_torchperf.analysis.model_rows import model_rows, split
+from eb_torchperf.analysis.model_rows import mode_geomeans, model_rows, split
 from eb_torchperf.present.models_view import row_cells
+from eb_torchperf.probe.suite_models import MODEL_ROWS
 from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions
 from eb_torchperf.diagnosis.evidence import cores_evidence
 from eb_torchperf.present.units import evidence_text
@@ -81,9 +82,12 @@ def models_speed(models: Sequence[Comparison], micro: Sequence[Comparison]) -> s
     first (the figure sites quote, TorchBench-like), then the micro-suite's."""
     measured = [c for c in models if c.relative_ops is not None]
     names = {r.model for r in model_rows(measured)}
-    text = "target at %s of the reference on %d model%s (geometric mean of %d inference " \
-           "and training rows)" % (pct(geomean_relative_ops(measured)), len(names),
-                                   "" if len(names) == 1 else "s", len(measured))
+    modes = {MODEL_ROWS[c.bench][1] for c in measured}
+    kinds = {frozenset(("infer",)): "inference", frozenset(("train",)): "training"}.get(
+        frozenset(modes), "inference and training")
+    text = "target at %s of the reference on %d model%s (geometric mean of %d %s row%s)" % (
+        pct(geomean_relative_ops(measured)), len(names), "" if len(names) == 1 else "s",
+        len(measured), kinds, "" if len(measured) == 1 else "s")
     micro_geo = geomean_relative_ops(micro)
     if micro_geo is not None:
         text += "; micro-suite %s (geometric mean of %d benchmarks)" % (
@@ -273,6 +277,8 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         "verdict": verdict(result, comparisons), "notes": list(notes), "meta": _meta(result),
         "findings": findings_groups(result.findings), "with_reference": with_reference,
         "models": models_table, "models_geomean": pct(model_geo) if model_geo else "",
+        "models_geomean_modes": {mode: pct(g) if g is not None else ""
+                                 for mode, g in mode_geomeans(models).items()},
         "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
         "chart": _chart(shown, fractions),
         "explain": explain_view(explain) if explain is not None else None,

@@ -33,7 +33,9 @@ def test_markdown_has_the_models_table_first():
                         "95 % interval"]
     assert [row[:3] + row[4:5] for row in table[2:]] == [
         ["`alexnet`", "cpu", "19.0 %", "26.2 %"], ["`resnet50`", "cpu", "7.9 %", "6.9 %"],
-        ["**geometric mean** (inference and training)", "", "", "**12.8 %**"]]
+        # each column's own geometric mean under it, all four rows' in the label
+        ["**geometric mean** (all rows: 12.8 %)", "", "**%.1f %%**" % (100 * (0.19 * 0.079) ** 0.5),
+         "**%.1f %%**" % (100 * (0.262 * 0.069) ** 0.5)]]
     # the micro rows stay in their own table, without the model rows
     ops = next(t for t in parse_tables(text) if t[0][0] == "benchmark" and "relative OPS" in t[0])
     assert not any("alexnet" in row[0] or "resnet50" in row[0] for row in ops)
@@ -57,7 +59,10 @@ def test_html_and_terminal_models_tables():
     console = Console(file=io.StringIO(), width=160)
     console.print(models_table(compare(result)))
     out = console.file.getvalue()
-    assert "Models: relative OPS" in out and "resnet50" in out and "12.8 %" in out
+    assert "Models: relative OPS" in out and "resnet50" in out
+    assert "geometric mean (all rows: 12.8 %)" in out and "12.3 %" in out and "13.4 %" in out
+    assert '<th colspan="2">geometric mean (all rows: 12.8 %)</th><th class="num">12.3 %</th>' \
+        '<th></th><th class="num">13.4 %</th>' in html
     assert models_table(compare(golden_result())) is None
 
 
@@ -69,3 +74,15 @@ def test_models_only_audit_has_no_empty_micro_table():
     assert "## Models" in text and "## Relative OPS per benchmark" not in text
     html = render_html(build_view(result))
     assert 'id="models-table"' in html and 'id="ops-table"' not in html
+
+
+def test_an_inference_only_audit_says_so_and_a_one_pair_row_says_1_pair():
+    result = golden_result()
+    rows = tuple(r for r in bench_pair("alexnet_infer", {}, 0.407))
+    result = with_findings(dataclasses.replace(result, results=result.results + rows))
+    view = build_view(result)
+    assert "on 1 model (geometric mean of 1 inference row)" in view["verdict"]["text"]
+    (row,) = view["models"]
+    (c,) = [c for c in compare(result) if c.bench == "alexnet_infer"]
+    assert len(c.pair_ratios) == 1 and row["infer_interval"].endswith(" (1 pair)")
+    assert view["models_geomean_modes"] == {"infer": "40.7 %", "train": ""}

@@ -1,0 +1,65 @@
+"""Whether several audits can be pooled: the same two builds, on the same kind of host.
+
+`benchmarks/models_vs_micro.py` pools a `--suite models` audit with `--suite full
+--only ...` audits of the micro rows.  Relative OPS depend on the host as much as on
+the builds: Debian's torch 1.13 against the 2.13.0 wheel read alexnet inference at
+26.5 % on the AVX512 dev VM and at 41.4 % on an AVX2 one (issue 17, fresh-user pass,
+2026-12-02), so rows measured on other hardware do not explain a model measured here.
+Two audits pool when every field of `identity` agrees; the torch builds are compared
+by their build fingerprint (probe.facts.build_fingerprint: version, git version and a
+hash of `torch.__config__.show()`, which also names the CPU capability in use), so a
+reference venv rebuilt under another folder name still pools.
+"""
+
+from typing import List, Optional, Tuple
+
+from eb_torchperf.diagnosis.peak import vector_isa
+from eb_torchperf.records.measurements import AuditResult, ProbeResult
+
+
+def _build(probe: Optional[ProbeResult]) -> Optional[str]:
+    """A side's torch build: its fingerprint, else its torch file, else its python."""
+    if probe is None:
+        return None
+    torch = probe.facts.get("torch") or {}
+    return torch.get("fingerprint") or torch.get("file") or probe.python
+
+
+def _cpu(result: AuditResult) -> Optional[str]:
+    """'AuthenticAMD AMD EPYC, avx2, 2 allowed cores' from the target's probe."""
+    cpu = (result.target.facts.get("cpu") or {}) if result.target else {}
+    if not cpu:
+        return None
+    return "%s %s, %s, %s allowed cores" % (cpu.get("vendor") or "?", cpu.get("model") or "?",
+                                           vector_isa(cpu) or "?",
+                                           cpu.get("allowed_cores") or "?")
+
+
+def identity(result: AuditResult) -> List[Tuple[str, object]]:
+    """(field, value) pairs that pooled audits must share, in the order they are checked:
+    the host first, since a build's fingerprint also changes with the CPU capability."""
+    return [("host", result.host),
+            ("CPU", _cpu(result)),
+            ("target torch build", _build(result.target)),
+            ("reference torch build", _build(result.reference)),
+            ("target environment", dict(result.options.get("target_env") or {})),
+            ("reference environment", dict(result.options.get("reference_env") or {}))]
+
+
+def _side_text(probe: Optional[ProbeResult]) -> str:
+    return probe.python if probe else "none"
+
+
+def mismatch(path: str, result: AuditResult, first_path: str, first: AuditResult
+             ) -> Optional[str]:
+    """One line saying why `result` (from `path`) cannot be pooled with the first audit,
+    with what to do instead; None when it can."""
+    for (field, mine), (_, theirs) in zip(identity(result), identity(first)):
+        if mine != theirs:
+            return ("cannot pool %s with %s: the %s differs (%s against %s); pool only audits "
+                    "of the same two builds on the same host: measure the missing rows here "
+                    "(eb-torchperf audit --python %s --reference %s --suite full --only ROW ...)"
+                    % (path, first_path, field, mine, theirs, _side_text(first.target),
+                       _side_text(first.reference)))
+    return None
+
