@@ -27,7 +27,7 @@ from eb_torchperf.records.measurements import load_results
 from eb_torchperf.analysis.model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all
 from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
 from eb_torchperf.analysis.model_rows import is_model, split
-from eb_torchperf.diagnosis.pooling import mismatch
+from eb_torchperf.diagnosis.pooling import mismatch, profiles_mismatch, same_audit
 from eb_torchperf.analysis.stats import geometric_mean
 
 
@@ -88,23 +88,28 @@ def main(argv):
     try:
         explained = load_explain(args.explain or explain_path(args.results[0]))
     except TorchPerfError as exc:
+        hint = "" if args.explain else "; give the models audit first, or --explain FILE"
         print("models_vs_micro: error: %s (profiles come from `eb-torchperf audit --explain` "
-              "or `eb-torchperf explain --results FILE`; give the models audit first, or "
-              "--explain FILE)" % exc, file=sys.stderr)
+              "or `eb-torchperf explain --results FILE`%s)" % (exc, hint), file=sys.stderr)
         return 2
     for path, result in zip(args.results[1:], results[1:]):
         problem = mismatch(path, result, args.results[0], results[0])
         if problem:
             print("models_vs_micro: error: %s" % problem, file=sys.stderr)
             return 2
+    for i, (path, result) in enumerate(zip(args.results, results)):
+        for earlier_path, earlier in zip(args.results[:i], results[:i]):
+            if same_audit(result, earlier):
+                print("models_vs_micro: error: %s holds the same audit as %s (started %s): "
+                      "pooling it would count its rows twice" % (path, earlier_path,
+                                                                 result.created_utc),
+                      file=sys.stderr)
+                return 2
     first = results[0]
-    if first.target and first.reference and (explained.target, explained.reference) != (
-            first.target.python, first.reference.python):
-        print("models_vs_micro: error: the profiles in %s are of %s against %s, the audit %s "
-              "of %s against %s" % (args.explain or explain_path(args.results[0]),
-                                    explained.target, explained.reference, args.results[0],
-                                    first.target.python, first.reference.python),
-              file=sys.stderr)
+    problem = profiles_mismatch(args.explain or explain_path(args.results[0]), explained,
+                                args.results[0], first)
+    if problem:
+        print("models_vs_micro: error: %s" % problem, file=sys.stderr)
         return 2
     comparisons = [c for result in results for c in compare(result)]
     predictions = predict_all(explained.profiles, comparisons)

@@ -11,10 +11,12 @@ hash of `torch.__config__.show()`, which also names the CPU capability in use), 
 reference venv rebuilt under another folder name still pools.
 """
 
+import os
 from typing import List, Optional, Tuple
 
 from eb_torchperf.diagnosis.peak import vector_isa
-from eb_torchperf.records.measurements import AuditResult, ProbeResult
+from eb_torchperf.errors import TorchPerfError
+from eb_torchperf.records.measurements import AuditResult, ProbeResult, load_results
 
 
 def _build(probe: Optional[ProbeResult]) -> Optional[str]:
@@ -63,3 +65,37 @@ def mismatch(path: str, result: AuditResult, first_path: str, first: AuditResult
                        _side_text(first.reference)))
     return None
 
+
+
+def same_audit(result: AuditResult, other: AuditResult) -> bool:
+    """True when two loaded results are one measurement (a copy of the same file, perhaps
+    with paths edited): same start time, wall time and number of samples."""
+    return (bool(result.created_utc) and result.created_utc == other.created_utc
+            and result.wall_s == other.wall_s and len(result.results) == len(other.results))
+
+
+def profiles_mismatch(explain_file: str, explained, first_path: str, first: AuditResult
+                      ) -> Optional[str]:
+    """One line saying why the profiles in `explain_file` do not belong to the first audit,
+    or None.  The profiles' own interpreters must be the audit's, and where the explain
+    document names its baseline results file and that file is readable, that audit must
+    pool with the first (same host, CPU, builds, environments)."""
+    remedy = ("; profile this audit instead: eb-torchperf explain --results %s --no-remedies"
+              % first_path)
+    if first.target and first.reference and (explained.target, explained.reference) != (
+            first.target.python, first.reference.python):
+        return ("the profiles in %s are of %s against %s, the audit %s of %s against %s%s"
+                % (explain_file, explained.target, explained.reference, first_path,
+                   first.target.python, first.reference.python, remedy))
+    baseline = getattr(explained, "results_file", None)
+    if baseline and os.path.isfile(baseline):
+        try:
+            made_for = load_results(baseline)
+        except TorchPerfError:
+            return None
+        problem = mismatch(baseline, made_for, first_path, first)
+        if problem:
+            return ("the profiles in %s were made for %s, which does not pool with %s (%s)%s"
+                    % (explain_file, baseline, first_path,
+                       problem.split(": ", 1)[1].split("; pool only")[0], remedy))
+    return None

@@ -152,3 +152,29 @@ def test_every_committed_example_reprints_exactly(example, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert _script().main(["x"] + argv[3:]) == 0
     assert capsys.readouterr().out == printed
+
+
+def test_a_copy_of_a_pooled_file_is_the_same_audit_and_refused(tmp_path, capsys):
+    copy = tmp_path / "micro-copy.json"
+    copy.write_text(MICRO.read_text())
+    status, out, err = _run(capsys, MODELS, MICRO, copy)
+    assert status == 2 and out == ""
+    assert err.startswith("models_vs_micro: error: %s holds the same audit as %s (started "
+                          % (copy, MICRO)) and err.count("\n") == 1
+
+
+def test_profiles_made_for_an_audit_of_another_cpu_are_refused(tmp_path, capsys, monkeypatch):
+    # the AVX2 host's profiles, their interpreter paths edited to match the AVX512 audit:
+    # the audit they were made for (results_file) does not pool with it
+    monkeypatch.chdir(ROOT)
+    explain = json.loads((EXAMPLES / "debian-vs-wheel-2.13.0-avx2-models.explain.json")
+                         .read_text())
+    first = json.loads(MODELS.read_text())
+    explain["reference"] = first["reference"]["python"]
+    path = tmp_path / "other.explain.json"
+    path.write_text(json.dumps(explain))
+    status, _, err = _run(capsys, MODELS, MICRO, "--explain", path)
+    assert status == 2 and err.count("\n") == 1
+    assert "were made for reports/examples/debian-vs-wheel-2.13.0-avx2-models.json, which " \
+           "does not pool with" in err and "the CPU differs" in err
+    assert "explain --results %s --no-remedies" % MODELS in err
