@@ -6,11 +6,11 @@ Usage: .venv/bin/python benchmarks/models_vs_micro.py RESULTS.json [MORE.json ..
 RESULTS.json is an audit that ran the models and the micro rows (`--suite full`); or
 give several audits of the same target and reference (`--suite models` and `--suite
 full --only ...` of the micro rows): their rows are pooled; audits of other builds,
-hosts, CPUs or environments are refused (eb_torchperf.diagnosis.pooling).  EXPLAIN.json (default: the first file's
-<stem>.explain.json, as `audit --explain` or `explain --results` writes it) holds the
-models' profiles.  Prints per model row: the measured relative OPS, the micro-suite's
-prediction (eb_torchperf.analysis.model_prediction: time-additive and weighted
-geometric mean), their factor, the profile's own relative OPS ("!" where it is off the
+hosts, CPUs or environments are refused (eb_torchperf.diagnosis.pooling).
+EXPLAIN.json (default: the first file's <stem>.explain.json, as `audit --explain` or
+`explain --results` writes it) holds the models' profiles.  Prints per model row: the
+measured relative OPS, the micro-suite's prediction
+(eb_torchperf.analysis.model_prediction: time-additive and weighted geometric mean), their factor, the profile's own relative OPS ("!" where it is off the
 measurement by more than profile_diff.PROFILE_AGREEMENT: the prediction rests on a
 profile of a slowed-down step), and the families weighing most; then how many rows
 land within 1.5x, and the geometric means.  Exit status 2 with one line on a bad input.
@@ -73,20 +73,21 @@ def _parse(argv):
 
 def main(argv):
     args = _parse(argv)
-    real = {}
+    explain_file = args.explain or explain_path(args.results[0])
+    seen = set()
     for path in args.results:
-        if os.path.realpath(path) in real.values():
+        if os.path.realpath(path) in seen:
             print("models_vs_micro: error: %s is given twice (pooling a file with itself "
                   "would count its rows twice)" % path, file=sys.stderr)
             return 2
-        real[path] = os.path.realpath(path)
+        seen.add(os.path.realpath(path))
     try:
         results = [load_results(path) for path in args.results]
     except TorchPerfError as exc:
         print("models_vs_micro: error: %s" % exc, file=sys.stderr)
         return 2
     try:
-        explained = load_explain(args.explain or explain_path(args.results[0]))
+        explained = load_explain(explain_file)
     except TorchPerfError as exc:
         hint = "" if args.explain else "; give the models audit first, or --explain FILE"
         print("models_vs_micro: error: %s (profiles come from `eb-torchperf audit --explain` "
@@ -106,17 +107,15 @@ def main(argv):
                       file=sys.stderr)
                 return 2
     first = results[0]
-    problem = profiles_mismatch(args.explain or explain_path(args.results[0]), explained,
-                                args.results[0], first)
+    problem = profiles_mismatch(explain_file, explained, args.results[0], first)
     if problem:
         print("models_vs_micro: error: %s" % problem, file=sys.stderr)
         return 2
     comparisons = [c for result in results for c in compare(result)]
     predictions = predict_all(explained.profiles, comparisons)
     if not predictions:
-        print("models_vs_micro: error: %s" % _why_nothing(
-            args.explain or explain_path(args.results[0]), explained, comparisons),
-            file=sys.stderr)
+        print("models_vs_micro: error: %s" % _why_nothing(explain_file, explained, comparisons),
+              file=sys.stderr)
         return 2
     print("%-26s %9s %9s %9s %7s %9s  %s" % (
         "model row", "measured", "predicted", "geo-pred", "factor", "profiled",

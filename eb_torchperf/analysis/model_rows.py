@@ -56,11 +56,9 @@ def model_rows(comparisons: Sequence[Comparison]) -> List[ModelRow]:
 def mode_geomeans(comparisons: Sequence[Comparison]) -> Dict[str, Optional[float]]:
     """{"infer": geometric mean of the inference rows, "train": of the training steps};
     None for a mode with no relative OPS."""
-    means = {}
-    for mode in MODES:
-        rows = [c for c in split(comparisons)[0] if MODEL_ROWS[c.bench][1] == mode]
-        means[mode] = geomean_relative_ops(rows)
-    return means
+    models = split(comparisons)[0]
+    return {mode: geomean_relative_ops([c for c in models if MODEL_ROWS[c.bench][1] == mode])
+            for mode in MODES}
 
 
 def models_geomean(comparisons: Sequence[Comparison]) -> Optional[float]:

@@ -12,11 +12,14 @@ reference venv rebuilt under another folder name still pools.
 """
 
 import os
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from eb_torchperf.diagnosis.peak import vector_isa
 from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, load_results
+
+if TYPE_CHECKING:  # diagnosis.explanation imports analysis.profile_diff: not at run time
+    from eb_torchperf.diagnosis.explanation import ExplainResult
 
 
 def _build(probe: Optional[ProbeResult]) -> Optional[str]:
@@ -52,19 +55,26 @@ def _side_text(probe: Optional[ProbeResult]) -> str:
     return probe.python if probe else "none"
 
 
+def _difference(result: AuditResult, first: AuditResult) -> Optional[str]:
+    """'the CPU differs (A against B)' for the first field of `identity` that differs."""
+    for (field, mine), (_, theirs) in zip(identity(result), identity(first)):
+        if mine != theirs:
+            return "the %s differs (%s against %s)" % (field, mine, theirs)
+    return None
+
+
 def mismatch(path: str, result: AuditResult, first_path: str, first: AuditResult
              ) -> Optional[str]:
     """One line saying why `result` (from `path`) cannot be pooled with the first audit,
     with what to do instead; None when it can."""
-    for (field, mine), (_, theirs) in zip(identity(result), identity(first)):
-        if mine != theirs:
-            return ("cannot pool %s with %s: the %s differs (%s against %s); pool only audits "
-                    "of the same two builds on the same host: measure the missing rows here "
-                    "(eb-torchperf audit --python %s --reference %s --suite full --only ROW ...)"
-                    % (path, first_path, field, mine, theirs, _side_text(first.target),
-                       _side_text(first.reference)))
-    return None
-
+    difference = _difference(result, first)
+    if difference is None:
+        return None
+    return ("cannot pool %s with %s: %s; pool only audits of the same two builds on the "
+            "same host: measure the missing rows here (eb-torchperf audit --python %s "
+            "--reference %s --suite full --only ROW ...)"
+            % (path, first_path, difference, _side_text(first.target),
+               _side_text(first.reference)))
 
 
 def same_audit(result: AuditResult, other: AuditResult) -> bool:
@@ -74,7 +84,8 @@ def same_audit(result: AuditResult, other: AuditResult) -> bool:
             and result.wall_s == other.wall_s and len(result.results) == len(other.results))
 
 
-def profiles_mismatch(explain_file: str, explained, first_path: str, first: AuditResult
+def profiles_mismatch(explain_file: str, explained: "ExplainResult", first_path: str,
+                      first: AuditResult
                       ) -> Optional[str]:
     """One line saying why the profiles in `explain_file` do not belong to the first audit,
     or None.  The profiles' own interpreters must be the audit's, and where the explain
@@ -87,15 +98,13 @@ def profiles_mismatch(explain_file: str, explained, first_path: str, first: Audi
         return ("the profiles in %s are of %s against %s, the audit %s of %s against %s%s"
                 % (explain_file, explained.target, explained.reference, first_path,
                    first.target.python, first.reference.python, remedy))
-    baseline = getattr(explained, "results_file", None)
+    baseline = explained.results_file
     if baseline and os.path.isfile(baseline):
         try:
-            made_for = load_results(baseline)
+            difference = _difference(load_results(baseline), first)
         except TorchPerfError:
             return None
-        problem = mismatch(baseline, made_for, first_path, first)
-        if problem:
+        if difference:
             return ("the profiles in %s were made for %s, which does not pool with %s (%s)%s"
-                    % (explain_file, baseline, first_path,
-                       problem.split(": ", 1)[1].split("; pool only")[0], remedy))
+                    % (explain_file, baseline, first_path, difference, remedy))
     return None

@@ -83,8 +83,8 @@ def models_speed(models: Sequence[Comparison], micro: Sequence[Comparison]) -> s
     measured = [c for c in models if c.relative_ops is not None]
     names = {r.model for r in model_rows(measured)}
     modes = {MODEL_ROWS[c.bench][1] for c in measured}
-    kinds = {frozenset(("infer",)): "inference", frozenset(("train",)): "training"}.get(
-        frozenset(modes), "inference and training")
+    kinds = " and ".join(label for mode, label in (("infer", "inference"), ("train", "training"))
+                         if mode in modes)
     text = "target at %s of the reference on %d model%s (geometric mean of %d %s row%s)" % (
         pct(geomean_relative_ops(measured)), len(names), "" if len(names) == 1 else "s",
         len(measured), kinds, "" if len(measured) == 1 else "s")
