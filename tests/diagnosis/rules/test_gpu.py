@@ -175,8 +175,8 @@ def _findings(name):
 
 
 #: Two sets of the same three quick audits: the first H200 runs (before the device warm-up
-#: fix) and a 2x H200 machine after it (tests/data/h200x2-quick-*.json, copies of
-#: reports/examples/h200-quick-*.json).
+#: fix) and a 2x H200 machine after it (tests/data/h200x2-quick-*.json; the copies that
+#: reports/examples held are gone since issue 25).
 RUNS = ("h200", "h200x2")
 
 
