@@ -15,7 +15,7 @@ from eb_torchperf.workflows.sitecheck import with_baseline
 from eb_torchperf.diagnosis.sitepolicy import (Policy, env_diff, judge, own_site_overrides, parse_percent,
                                      policy_from_env, without_root)
 
-DOCS = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "easybuild.md"
 
 
 def test_defaults_without_variables():

@@ -1,4 +1,4 @@
-"""The public API of `eb_torchperf` (workflows.api), and the README's example of it."""
+"""The public API of `eb_torchperf` (workflows.api), and the example of it in docs/api.md."""
 
 import pathlib
 import re
@@ -12,12 +12,12 @@ from eb_torchperf.errors import ConfigError
 
 from auditcases import GOLDEN
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+API_DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
 def readme_example() -> str:
-    """The Python block of the README's "From Python" section."""
-    section = README.read_text().split("### From Python", 1)[1]
+    """The first Python block of docs/api.md."""
+    section = API_DOC.read_text()
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
