@@ -96,6 +96,11 @@ error of that rule accounts for; a slow row that none explains becomes
 """
 
 
+def python_version() -> str:
+    """"Python 3.11": argparse's help layout changes between minor versions."""
+    return "Python %d.%d" % sys.version_info[:2]
+
+
 def _help(parser) -> str:
     os.environ["COLUMNS"] = str(WIDTH)
     return parser.format_help().rstrip() + "\n"
@@ -109,8 +114,8 @@ def cli_md() -> str:
         parser = build_parser()
         subs = next(a for a in parser._actions if a.dest == "command").choices
         out = [HEADER, "# eb-torchperf command reference\n\n",
-               "Each command's `--help`, as printed. Commands: %s.\n\n"
-               % ", ".join("[`%s`](#eb-torchperf-%s)" % (n, n) for n in COMMANDS),
+               "Each command's `--help`, as printed (argparse of %s). Commands: %s.\n\n"
+               % (python_version(), ", ".join("[`%s`](#eb-torchperf-%s)" % (n, n) for n in COMMANDS)),
                "## eb-torchperf\n\n```text\n%s```\n" % _help(parser)]
         for name in COMMANDS:
             out.append("\n## eb-torchperf %s\n\n```text\n%s```\n" % (name, _help(subs[name])))
@@ -150,13 +155,15 @@ HEADLINE = re.compile(r"^(ERROR|WARNING|INFO) \S")
 def sample_lines(lines: List[str]) -> List[str]:
     """From the Findings rule on: every finding's headline; for the first finding also
     two evidence lines, its remedy's first line and its source; the verdict; the reports."""
-    start = next(i for i, line in enumerate(lines) if " Findings " in line)
-    heads = [i for i, line in enumerate(lines) if i > start and HEADLINE.match(line)]
-    if not heads:
-        raise SystemExit("gen_docs: no finding headline in the report output: update "
-                         "scripts/gen_docs.py sample_lines()")
-    end = next(i for i in range(heads[-1] + 1, len(lines))
-               if re.match(r"^[A-Za-z]+:", lines[i]))
+    start = next((i for i, line in enumerate(lines) if " Findings " in line), None)
+    heads = [i for i, line in enumerate(lines)
+             if start is not None and i > start and HEADLINE.match(line)]
+    end = next((i for i in range(heads[-1] + 1, len(lines))
+                if re.match(r"^[A-Za-z]+:", lines[i])), None) if heads else None
+    if end is None:
+        raise SystemExit("gen_docs: the report output has no Findings rule, finding headline "
+                         "or verdict line where scripts/gen_docs.py sample_lines() looks for "
+                         "them; update it to the new layout")
     first = lines[heads[0] + 1:heads[1] if len(heads) > 1 else end]
     kept = [_first_sentence(line) for line in first
             if line.lstrip().startswith(("remedy:", "source:"))]

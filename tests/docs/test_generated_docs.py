@@ -27,6 +27,9 @@ GEN = _gen_docs()
 ])
 def test_generated_file_is_current(path, render):
     committed = (ROOT / path).read_text(encoding="utf-8")
+    if path == "docs/cli.md" and "argparse of %s)" % GEN.python_version() not in committed:
+        pytest.skip("docs/cli.md was generated with another Python's argparse (its help "
+                    "layout differs); regenerate with %s" % GEN.REGENERATE)
     assert committed == render(), "%s is stale: regenerate it with %s" % (path, GEN.REGENERATE)
 
 
