@@ -87,9 +87,10 @@ FINDINGS_INTRO = """\
 Every finding has a rule id, a level (`info`, `warning`, `error`), the evidence that
 triggered it, a remedy and the public source it rests on. `--fail-on` (default `error`)
 and the hook's `EB_TORCHPERF_FAIL_LEVEL` compare against the level: exit status 1 when a
-finding is at or above it. *Graded* rules set their level from the measurement (for
-example `blas-not-mkl`: GEMM relative OPS against an MKL reference); the rule's
-docstring, in the file named in the last column, gives the bounds. *Explains rows of*:
+finding is at or above it. A rule with several levels picks one by what it found; a
+*graded* one sets it from a measurement (for example `blas-not-mkl`: GEMM relative OPS
+against an MKL reference). The rule's docstring, in the file named in the last column,
+says when each level applies. *Explains rows of*:
 the benchmark families (`device/family` of the registry) whose slow rows a warning or
 error of that rule accounts for; a slow row that none explains becomes
 `unexplained-slowdown` ([method](method.md#never-ok-on-a-measured-gap)).
