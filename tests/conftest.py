@@ -38,3 +38,10 @@ def python_without_torch(tmp_path):
     venv = tmp_path / "notorch"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     return str(venv / "bin" / "python")
+
+
+@pytest.fixture(autouse=True)
+def _no_results_database(monkeypatch):
+    """Audits in tests store nothing in the user's results database (EB_TORCHPERF_DB);
+    tests/store opens its own databases."""
+    monkeypatch.setenv("EB_TORCHPERF_DB", "off")

@@ -118,6 +118,31 @@ def add_arguments(parser) -> None:
                         help="after the audit, profile both sides per operator (no remedy "
                              "trials; see eb-torchperf explain) and add the profile diff to "
                              "the findings and reports")
+    add_store_arguments(parser)
+
+
+def add_store_arguments(parser) -> None:
+    """--node-type and --db: where the audit is stored (eb_torchperf.store)."""
+    parser.add_argument("--node-type", metavar="NAME",
+                        help="node type stored with the audit in the results database "
+                             "(default: $EB_TORCHPERF_NODE_TYPE, else $SLURM_JOB_PARTITION)")
+    parser.add_argument("--db", metavar="PATH|URL",
+                        help="results database (default: $EB_TORCHPERF_DB, else "
+                             "~/.local/share/eb_torchperf/results.sqlite; off: do not store)")
+
+
+def store(args, outcome, err) -> None:
+    """Store the saved results JSON in the results database; a database problem is one
+    line and never changes the exit status (store.write.record_quietly)."""
+    path = outcome.results_path
+    if not path or not pathlib.Path(path).is_file():
+        return
+    from eb_torchperf.store.context import from_env
+    from eb_torchperf.store.write import record_quietly
+    report = outcome.written.get("html") or ""
+    _, line = record_quietly(path, from_env("cli", args.node_type), str(report), args.db)
+    if line:
+        err.print(line, highlight=False, markup=False)
 
 
 def skip_lines(skipped) -> list:
@@ -193,6 +218,7 @@ def run(args) -> int:
     print_outcome(out, result, comparisons, outcome.written)
     out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
               markup=False)
+    store(args, outcome, err)
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
     return outcome.status

@@ -40,6 +40,10 @@ COMMANDS = {
             "show the GPU tables and GPU findings of an audit results file"),
     "sources": ("eb_torchperf.cli.sources",
                 "collect exactly the source files an easyconfig names into a --sourcepath folder"),
+    "db": ("eb_torchperf.cli.db", "the results database: where it is; import results JSON files"),
+    "history": ("eb_torchperf.cli.history", "list stored audits, or write the HTML history"),
+    "regressions": ("eb_torchperf.cli.regressions",
+                    "compare each stored build with the previous build on its node type"),
 }
 
 DESCRIPTION = """\

@@ -102,4 +102,6 @@ def run(args) -> int:
         print(finding_line(finding))
     print("torchperf %s" % outcome.verdict.summary)
     print("report: %s (%.0f s)" % (outcome.main_report, outcome.wall_s))
+    for line in outcome.stored.lines if outcome.stored else ():
+        print(line)
     return int(outcome.verdict.status == "fail" and policy.mode == "fail")

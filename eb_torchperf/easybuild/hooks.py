@@ -29,6 +29,7 @@ from easybuild.tools.environment import ORIG_OS_ENVIRON
 from eb_torchperf.errors import ConfigError, TorchPerfError
 from eb_torchperf.records.findings import at_or_above, sort_findings
 from eb_torchperf.measure.reference import default_cache_dir
+from eb_torchperf.store.context import from_easyblock
 from eb_torchperf.workflows.sitecheck import run_check
 from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
                          without_root)
@@ -174,7 +175,8 @@ def _audit(self, policy):
                             reference_env=_reference_env(self),
                             log=lambda msg: print_msg("eb_torchperf: %s", msg, log=self.log),
                             installdir=self.installdir,
-                            cache_dir=default_cache_dir(ORIG_OS_ENVIRON))
+                            cache_dir=default_cache_dir(ORIG_OS_ENVIRON),
+                            build=from_easyblock(self))
     finally:
         self.clean_up_fake_module(fake_mod_data)
     _report(self, outcome, policy)
@@ -188,6 +190,11 @@ def _report(self, outcome, policy):
     print_msg("eb_torchperf: %s", verdict.summary, log=self.log)
     print_msg("eb_torchperf: report: %s (audit took %.0f s)", outcome.main_report,
               outcome.wall_s, log=self.log)
+    for line in outcome.stored.lines if outcome.stored else ():
+        print_msg("eb_torchperf: %s", line, log=self.log)
+    if outcome.stored and outcome.stored.fail:
+        raise EasyBuildError("eb_torchperf: %s %s: %s (EB_TORCHPERF_REGRESSION=fail)",
+                             self.name, self.version, outcome.stored.lines[-1])
     if verdict.status == "fail" and policy.mode == "fail":
         raise EasyBuildError("eb_torchperf: %s %s: %s; report: %s", self.name, self.version,
                              verdict.summary, outcome.main_report)

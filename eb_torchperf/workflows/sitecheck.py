@@ -47,6 +47,7 @@ class CheckOutcome:
     verdict: Verdict
     report_paths: Tuple[str, ...]
     wall_s: float
+    stored: object = None  # store.buildcheck.BuildNote: results database, regressions
 
     @property
     def main_report(self) -> str:
@@ -122,7 +123,7 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
               reference_env: Optional[Mapping[str, Optional[str]]] = None,
               log: Callable[[str], None] = lambda msg: None,
               installdir: Optional[str] = None,
-              cache_dir: Optional[pathlib.Path] = None) -> CheckOutcome:
+              cache_dir: Optional[pathlib.Path] = None, build=None) -> CheckOutcome:
     """Audit `target_python` under `policy` and write the reports into every folder.
 
     Args:
@@ -134,6 +135,8 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
         log: callable for progress lines (reference venv creation).
         installdir: when given, the audited torch must lie under it.
         cache_dir: where reference venvs are kept (None: reference.default_cache_dir()).
+        build: store.context.BuildContext of the audit (None: sanity-check, from the
+            environment); the results are stored and compared with the previous build.
 
     Raises:
         ConfigError: bad reference or benchmark names; torch not from `installdir`.
@@ -151,4 +154,8 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
         paths = paths or written
     if installdir:
         check_torch_location(result, installdir)
-    return CheckOutcome(result, verdict, tuple(paths), time.monotonic() - started)
+    from eb_torchperf.store.buildcheck import store_and_compare
+    from eb_torchperf.store.context import from_env
+    stored = store_and_compare(os.path.join(out_dirs[0], RESULTS_NAME),
+                               build or from_env("sanity-check"), paths[0] if paths else "")
+    return CheckOutcome(result, verdict, tuple(paths), time.monotonic() - started, stored)

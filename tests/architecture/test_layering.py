@@ -14,7 +14,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "eb_torchperf"
 #: First path component under eb_torchperf/ -> rank; a module may import ranks <= its own.
 RANKS = {"errors": 0, "probe": 0, "records": 1, "measure": 2, "analysis": 3,
-         "diagnosis": 4, "present": 5, "lint": 5, "workflows": 6, "fleet": 6,
+         "diagnosis": 4, "present": 5, "lint": 5, "store": 5, "workflows": 6, "fleet": 6,
          "cli": 7, "easybuild": 7, "reframe": 7, "easybuild_hooks": 7, "__init__": 8,
          "__version__": 0}
 #: Third-party (or host) module -> the top-level parts of the package (or single files of
@@ -27,6 +27,9 @@ ALLOWED_IMPORTERS = {
     "easybuild": {"easybuild", "lint"},
     "reframe": {"reframe"},
     "torch": {"probe"},
+    "sqlalchemy": {"store"},
+    "alembic": {"store"},
+    "psycopg": {"store"},
 }
 
 

@@ -1,0 +1,83 @@
+"""The results database: where it is, and importing existing results JSON files.
+
+  eb-torchperf db where                   the database in use and its audits
+  eb-torchperf db import PATH...          store results files (a reports/ folder, an
+                                          installdir's easybuild/torchperf/) once each
+
+An import is idempotent: a document already stored (same content) is not stored again.
+--node-type, --software, --version, --toolchain and --build say what the imported
+audits are of, where the files cannot (a file from an installdir's
+easybuild/torchperf/ is named after that installation when --build is not given).
+"""
+
+import os
+
+from eb_torchperf.store import engine as engines
+from eb_torchperf.store.context import from_env
+from eb_torchperf.store.location import StoreError, database_url, shown
+from eb_torchperf.store.query import history
+from eb_torchperf.store.write import import_paths
+
+
+def add_db_argument(parser) -> None:
+    parser.add_argument("--db", metavar="PATH|URL",
+                        help="results database (default: $EB_TORCHPERF_DB, else "
+                             "~/.local/share/eb_torchperf/results.sqlite)")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("action", choices=("where", "import"))
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="results JSON files or folders searched for them (import)")
+    add_db_argument(parser)
+    for name in ("node-type", "software", "version", "toolchain", "build"):
+        parser.add_argument("--" + name, metavar="TEXT",
+                            help="%s of the imported audits" % name.replace("-", " "))
+
+
+def engine_of(args):
+    """The opened database of --db / EB_TORCHPERF_DB.
+
+    Raises:
+        StoreError: storing is off, or the database cannot be opened.
+    """
+    url = database_url(args.db)
+    if url is None:
+        raise StoreError("no results database: EB_TORCHPERF_DB (or --db) is off")
+    return engines.opened(url)
+
+
+def _installation_build(path: str) -> str:
+    """'PyTorch/2.1.2-foss-2023a' for .../PyTorch/2.1.2-foss-2023a/easybuild/torchperf/x."""
+    parts = os.path.abspath(path).split(os.sep)
+    if len(parts) > 4 and parts[-3:-1] == ["easybuild", "torchperf"]:
+        return "/".join(parts[-5:-3])
+    return ""
+
+
+def _import(args, engine) -> int:
+    if not args.paths:
+        raise StoreError("db import: give the results files or folders to import")
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        raise StoreError("db import: no such file or folder: %s" % ", ".join(missing))
+    counts = {"new": 0, "already stored": 0, "skipped": 0}
+    for path in args.paths:
+        context = from_env("import", args.node_type, software=args.software,
+                           version=args.version, toolchain=args.toolchain,
+                           build=args.build or _installation_build(path))
+        for found, audit_id, what in import_paths(engine, [path], context):
+            key = what if what in counts else "skipped"
+            counts[key] += 1
+            print("%s: %s" % (found, "audit %d (%s)" % (audit_id, what) if audit_id else what))
+    print("imported %(new)d new, %(already stored)d already stored, %(skipped)d skipped" % counts)
+    return 0
+
+
+def run(args) -> int:
+    engine = engine_of(args)
+    if args.action == "import":
+        return _import(args, engine)
+    audits = history(engine)
+    print("%s: %d audits" % (shown(database_url(args.db)), len(audits)))
+    return 0
