@@ -131,7 +131,7 @@ def add_store_arguments(parser) -> None:
                              "~/.local/share/eb_torchperf/results.sqlite; off: do not store)")
 
 
-def store(args, outcome, err) -> None:
+def store(args, outcome) -> None:
     """Store the saved results JSON in the results database; a database problem is one
     line and never changes the exit status (store.write.record_quietly)."""
     path = outcome.results_path
@@ -142,7 +142,7 @@ def store(args, outcome, err) -> None:
     report = outcome.written.get("html") or ""
     _, line = record_quietly(path, from_env("cli", args.node_type), str(report), args.db)
     if line:
-        err.print(line, highlight=False, markup=False)
+        print(line, file=sys.stderr)
 
 
 def skip_lines(skipped) -> list:
@@ -218,7 +218,7 @@ def run(args) -> int:
     print_outcome(out, result, comparisons, outcome.written)
     out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
               markup=False)
-    store(args, outcome, err)
+    store(args, outcome)
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
     return outcome.status

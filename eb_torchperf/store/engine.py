@@ -111,7 +111,7 @@ def transaction(engine: sa.engine.Engine, work: Callable[[sa.engine.Connection],
             if attempt + 1 < attempts and _transient(exc):
                 time.sleep(0.05 * 2 ** attempt)
                 continue
-            message = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+            message = " ".join(str(exc.orig if exc.orig else exc).split())
             raise StoreError("database %s: %s" % (where, message)) from None
         except ValueError as exc:
             raise StoreError("database %s: %s" % (where, exc)) from None

@@ -161,7 +161,7 @@ def record_quietly(path: str, context: BuildContext, report_path: str = "",
         audit_id, new = record_file(engine, path, context, report_path)
     except (TorchPerfError, sa.exc.SQLAlchemyError, OSError) as exc:
         return None, ("eb-torchperf: warning: audit not stored in the results database "
-                      "(%s); the results JSON %s is kept" % (str(exc).splitlines()[0], path))
+                      "(%s); the results JSON %s is kept" % (" ".join(str(exc).split()), path))
     return audit_id, "stored as audit %d in %s%s" % (audit_id, shown(url),
                                                         "" if new else " (already there)")
 
