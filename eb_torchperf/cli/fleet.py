@@ -161,6 +161,8 @@ def report(manifest: FleetManifest, out: Console, fail_on: str = "error") -> int
     safe_write.write_text(path, render.render_markdown(view))
     out.print(render.render_terminal(view))
     out.print("fleet report: %s" % path, highlight=False, markup=False)
+    for line in dict.fromkeys(o.stored for o in outcomes if o.stored):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     return exit_status([f for o in outcomes for f in o.findings], fail_on,
                        failed=any(o.status != "ok" for o in outcomes))
 

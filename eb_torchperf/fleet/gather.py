@@ -45,6 +45,8 @@ class JobOutcome:
         findings_available: False when no diagnosis could be made (diagnose missing).
         cause: one line, why a failed job failed ("" otherwise).
         stderr_tail: the last STDERR_TAIL_LINES lines of the job's stderr.
+        stored: one line on storing an ok job's results in the results database
+            (eb_torchperf.store; "" when storing is off).
     """
 
     job: FleetJob
@@ -55,6 +57,7 @@ class JobOutcome:
     findings_available: bool = False
     cause: str = ""
     stderr_tail: str = ""
+    stored: str = ""
 
     @property
     def cpu_model(self) -> str:
@@ -159,13 +162,23 @@ def _load(path: str) -> Tuple[Optional[AuditResult], str]:
         return None, str(exc)
 
 
+def _store(job: FleetJob, results_path: str) -> str:
+    """Store a job's results (node type: its partition; build: its module, if any);
+    idempotent, so gathering again stores nothing twice (store.write)."""
+    from eb_torchperf.store.context import from_env
+    from eb_torchperf.store.write import record_quietly
+    build = job.target if job.kind == "module" else ""
+    return record_quietly(results_path, from_env("fleet", job.partition, build=build))[1]
+
+
 def outcome_of(job: FleetJob, directory: str) -> JobOutcome:
     """Gather one job from the fleet folder (results, stderr) and its recorded state."""
     paths = job_paths(directory, job.name)
     result, problem = _load(paths["results"])
     if result is not None and result.complete:
         comparisons, findings, available = analysed(result)
-        return JobOutcome(job, "ok", result, comparisons, findings, available)
+        return JobOutcome(job, "ok", result, comparisons, findings, available,
+                          stored=_store(job, paths["results"]))
     ended = job.job_id is None or (job.state is not None and job.state.terminal)
     if not ended:
         return JobOutcome(job, "unfinished", result)

@@ -1,0 +1,22 @@
+"""A fleet job's results are stored when the fleet is gathered, under its partition."""
+
+from conftest import variant, write
+from eb_torchperf.fleet.gather import outcome_of
+from eb_torchperf.fleet.plan import FleetJob, job_paths
+from eb_torchperf.store import engine as engines
+from eb_torchperf.store.query import history
+
+
+def test_gathering_stores_each_ok_job_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("EB_TORCHPERF_DB", str(tmp_path / "db.sqlite"))
+    job = FleetJob(name="zen--PyTorch", partition="zen", target="PyTorch/2.1.2-foss-2023a",
+                   kind="module")
+    write(tmp_path / job_paths(str(tmp_path), job.name)["results"],
+          variant("2026-01-01T00:00:00+00:00"))
+    first = outcome_of(job, str(tmp_path))
+    again = outcome_of(job, str(tmp_path))
+    assert first.status == "ok" and first.stored.startswith("stored as audit 1 in sqlite:///")
+    assert again.stored.endswith("(already there)")
+    (audit,) = history(engines.opened("sqlite:///%s" % (tmp_path / "db.sqlite")))
+    assert (audit.node_type, audit.build, audit.source) == (
+        "zen", "PyTorch/2.1.2-foss-2023a", "fleet")
