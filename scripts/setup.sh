@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up eb_torchperf on a fresh Debian 12 machine (idempotent; run from anywhere).
 #  - chromium, for the test that opens the HTML report in a headless browser.
+#  - postgresql, for the results-database tests (scripts/pg-up.sh starts a throwaway
+#    server under /tmp; the package's own cluster is not used).
 #  - Debian's python3-torch (a real source build of PyTorch 1.13 against system BLAS):
 #    the build the README's main job audits.  Its libblas.so.3 alternative is set to
 #    the reference BLAS (what python3-torch gets when nothing else provides it); the
@@ -16,7 +18,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends python3-torch python3-torchvision libblas3 liblapack3 \
-        libopenblas0-pthread chromium lmod >/dev/null
+        libopenblas0-pthread chromium lmod postgresql >/dev/null
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
     update-alternatives --quiet --set "libblas.so.3-$arch" "/usr/lib/$arch/blas/libblas.so.3"
     update-alternatives --quiet --set "liblapack.so.3-$arch" "/usr/lib/$arch/lapack/liblapack.so.3"

@@ -13,4 +13,11 @@ if [ "$(id -u)" = 0 ]; then
 else
     echo "test: not root: no Slurm cluster; tests/fleet cluster tests will skip" >&2
 fi
+# results database tests: a throwaway PostgreSQL server (tests/store; SQLite needs none)
+if [ "$(id -u)" = 0 ]; then
+    eval "$(bash scripts/pg-up.sh)"
+    trap 'bash scripts/pg-down.sh; bash scripts/slurm-down.sh' EXIT
+else
+    echo "test: not root: no PostgreSQL server; tests/store PostgreSQL cases will skip" >&2
+fi
 .venv/bin/python -m pytest -q "$@"
