@@ -190,17 +190,25 @@ def _report(self, outcome, policy):
     print_msg("eb_torchperf: %s", verdict.summary, log=self.log)
     print_msg("eb_torchperf: report: %s (audit took %.0f s)", outcome.main_report,
               outcome.wall_s, log=self.log)
-    for line in outcome.stored.lines if outcome.stored else ():
-        print_msg("eb_torchperf: %s", line, log=self.log)
-    if outcome.stored and outcome.stored.fail:
-        raise EasyBuildError("eb_torchperf: %s %s: %s (EB_TORCHPERF_REGRESSION=fail)",
-                             self.name, self.version, outcome.stored.lines[-1])
+    _regression(self, outcome.stored)
     if verdict.status == "fail" and policy.mode == "fail":
         raise EasyBuildError("eb_torchperf: %s %s: %s; report: %s", self.name, self.version,
                              verdict.summary, outcome.main_report)
     if verdict.status != "ok":
         print_warning("eb_torchperf: %s %s: %s; report: %s" % (
             self.name, self.version, verdict.summary, outcome.main_report), log=self.log)
+
+
+def _regression(self, stored):
+    """Where the audit was stored; the previous build's comparison, a warning when this
+    build is slower, an EasyBuildError with EB_TORCHPERF_REGRESSION=fail."""
+    for line in stored.lines if stored else ():
+        print_msg("eb_torchperf: %s", line, log=self.log)
+    if stored and stored.fail:
+        raise EasyBuildError("eb_torchperf: %s %s: %s (EB_TORCHPERF_REGRESSION=fail)",
+                             self.name, self.version, stored.lines[-1])
+    if stored and stored.regressed:
+        print_warning("eb_torchperf: %s" % stored.lines[-1], log=self.log)
 
 
 __all__ = ["parse_hook", "post_sanitycheck_hook"]

@@ -135,8 +135,7 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
         log: callable for progress lines (reference venv creation).
         installdir: when given, the audited torch must lie under it.
         cache_dir: where reference venvs are kept (None: reference.default_cache_dir()).
-        build: store.context.BuildContext of the audit (None: sanity-check, from the
-            environment); the results are stored and compared with the previous build.
+        build: store.context.BuildContext for the results database (None: from env).
 
     Raises:
         ConfigError: bad reference or benchmark names; torch not from `installdir`.

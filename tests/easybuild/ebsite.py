@@ -104,7 +104,8 @@ class EbSite:
     def env(self, **policy):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("EB_TORCHPERF_",
                                                                         "EASYBUILD_"))}
-        env.update(TINY_AUDIT, EB_PYTHON=sys.executable, **policy)
+        env.update(TINY_AUDIT, EB_PYTHON=sys.executable,
+                   EB_TORCHPERF_DB=str(self.root / "results.sqlite"), **policy)
         return env
 
     def eb(self, label, *args, **policy):
