@@ -8,8 +8,9 @@ script, stylesheet or font is loaded from anywhere: the page works without netwo
 """
 
 import html
+import math
 import os
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 import sqlalchemy as sa
 
@@ -37,14 +38,26 @@ def _link(out_dir: str, path: str, text: str) -> str:
     return '<a href="%s">%s</a>' % (_e(target), _e(text))
 
 
-def _chart(audits: Sequence[StoredAudit], node_type: str) -> str:
+def _figure(audit: StoredAudit, rows: Dict[int, list]) -> Tuple[Optional[float], str]:
+    """(the audit's geometric mean of relative OPS, "") as stored; else, where no row
+    decided, the geometric mean of its rows' stored estimates, marked as such."""
+    if audit.geomean:
+        return audit.geomean, ""
+    values = [r.value for r in rows.get(audit.id, ()) if r.value and r.value > 0]
+    if not values:
+        return None, ""
+    return math.exp(sum(map(math.log, values)) / len(values)), " (estimate: no row decided)"
+
+
+def _chart(audits: Sequence[StoredAudit], node_type: str, rows: Dict[int, list]) -> str:
     labels = [a.created_utc[:16].replace("T", " ") for a in audits]
     series: Dict[str, list] = {}
     for index, audit in enumerate(audits):
-        if audit.geomean:
+        value, note = _figure(audit, rows)
+        if value:
             series.setdefault(audit.build, []).append(
-                (index, audit.geomean, "%s, %s: %s of the reference (audit %d)" % (
-                    audit.build, labels[index], format_ratio(audit.geomean), audit.id)))
+                (index, value, "%s, %s: %s of the reference%s (audit %d)" % (
+                    audit.build, labels[index], format_ratio(value), note, audit.id)))
     if not series:
         return "<p>No audit with a geometric mean of relative OPS on this node type.</p>"
     return line_chart(series, labels, "Relative OPS to the reference per build, node type %s"
@@ -82,16 +95,19 @@ def _regression_table(found: Sequence[BuildComparison]) -> str:
     return "\n".join(lines + ["</table>"])
 
 
-def page(audits: Sequence[StoredAudit], found: Sequence[BuildComparison], out_dir: str) -> str:
-    """The index.html text of `audits` (oldest first) and their comparisons."""
+def page(audits: Sequence[StoredAudit], found: Sequence[BuildComparison], out_dir: str,
+         rows: Dict[int, list]) -> str:
+    """The index.html text of `audits` (oldest first), their comparisons and stored rows
+    (query.rows_of)."""
     body = ["<h1>eb-torchperf history</h1>",
             "<p>%d stored audits. Relative OPS: the reference (usually the upstream wheel) "
-            "= 100 %%.</p>" % len(audits)]
+            "= 100 %%: each point is an audit's geometric mean of relative OPS (hover for "
+            "details).</p>" % len(audits)]
     for node_type in sorted({a.node_type for a in audits}):
         mine = [a for a in audits if a.node_type == node_type]
         ids = {a.id for a in mine}
         body += ["<section class='node-type'><h2>Node type %s</h2>" % _e(node_type or "(unknown)"),
-                 _chart(mine, node_type), "<h3>Regressions between builds</h3>",
+                 _chart(mine, node_type, rows), "<h3>Regressions between builds</h3>",
                  _regression_table([c for c in found if c.audit.id in ids]),
                  "<h3>Audits</h3>", _audit_table(mine, out_dir), "</section>"]
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>eb-torchperf "
@@ -107,10 +123,11 @@ def write_site(engine: sa.engine.Engine, filters: Filters, out_dir: str) -> str:
         WriteError: a file cannot be written.
     """
     audits = history(engine, filters)
-    found = comparisons(audits, rows_of(engine, [a.id for a in audits]))
+    rows = rows_of(engine, [a.id for a in audits])
+    found = comparisons(audits, rows)
     for audit in audits:
         safe_write.write_json(os.path.join(out_dir, "audits", "%d.json" % audit.id),
                               document_of(engine, audit.id))
     index = os.path.join(out_dir, "index.html")
-    safe_write.write_text(index, page(audits, found, os.path.abspath(out_dir)))
+    safe_write.write_text(index, page(audits, found, os.path.abspath(out_dir), rows))
     return index
