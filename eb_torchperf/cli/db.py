@@ -26,13 +26,16 @@ def add_db_argument(parser) -> None:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("action", choices=("where", "import"))
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="results JSON files or folders searched for them (import)")
-    add_db_argument(parser)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    add_db_argument(actions.add_parser("where", help="the database in use and its audits"))
+    importing = actions.add_parser("import", help="store results files once each")
+    importing.add_argument("paths", nargs="+", metavar="PATH",
+                           help="results JSON files, or folders searched for them")
+    add_db_argument(importing)
     for name in ("node-type", "software", "version", "toolchain", "build"):
-        parser.add_argument("--" + name, metavar="TEXT",
-                            help="%s of the imported audits" % name.replace("-", " "))
+        importing.add_argument("--" + name, metavar="TEXT",
+                               help="%s of the imported audits" % name.replace("-", " "))
 
 
 def engine_of(args):
@@ -56,8 +59,6 @@ def _installation_build(path: str) -> str:
 
 
 def _import(args, engine) -> int:
-    if not args.paths:
-        raise StoreError("db import: give the results files or folders to import")
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise StoreError("db import: no such file or folder: %s" % ", ".join(missing))
