@@ -15,9 +15,14 @@ from eb_torchperf.errors import ConfigError
 PIP_TIMEOUT_S = 1800
 
 
-def _raw_config(path: str) -> dict:
-    """The easyconfig's parameters, read with EasyBuild's own parser (constants such as
-    PYPI_SOURCE resolved, templates not).
+#: The parameters `source_files` reads.
+_PARAMETERS = ("name", "version", "sources", "exts_list", "exts_default_options")
+
+
+def raw_config(path: str) -> dict:
+    """The parameters `source_files` reads (_PARAMETERS), with EasyBuild's own parser
+    (constants such as PYPI_SOURCE resolved, templates not).  Runs the easyconfig's code:
+    called inside the lint sandbox (lint/worker.py), not in this process.
 
     Raises:
         ConfigError: easybuild-framework missing, or the file cannot be parsed.
@@ -31,12 +36,31 @@ def _raw_config(path: str) -> dict:
     if not os.path.isfile(path):
         raise ConfigError("easyconfig %s does not exist" % path)
     try:
-        return EasyConfigParser(path).get_config_dict()
+        config = EasyConfigParser(path).get_config_dict()
     except EasyBuildError as exc:
         raise ConfigError("cannot parse %s: %s" % (path, exc.msg)) from None
     except (UnicodeDecodeError, SyntaxError, ValueError) as exc:  # binary, latin-1, not Python
         raise ConfigError("cannot parse %s: not a readable easyconfig (%s)"
                           % (path, type(exc).__name__)) from None
+    return {key: config.get(key) for key in _PARAMETERS}
+
+
+def _raw_config(path: str) -> dict:
+    """raw_config(path), parsed in the lint sandbox (the easyconfig is untrusted code).
+
+    Raises:
+        ConfigError: the file is missing or cannot be parsed, or the sandbox cannot start.
+    """
+    from eb_torchperf.lint.sandbox import parse_files
+    if not os.path.isfile(path):
+        raise ConfigError("easyconfig %s does not exist" % path)
+    reply = parse_files([path], mode="sources")[0]
+    config = reply.get("config")
+    if not isinstance(config, dict) or not isinstance(config.get("name"), str) \
+            or not isinstance(config.get("version"), str):
+        raise ConfigError(reply.get("problem") or "cannot parse %s: no name and version"
+                          % path)
+    return config
 
 
 def _fill(template: str, name: str, version: str) -> str:
@@ -47,13 +71,26 @@ def _fill(template: str, name: str, version: str) -> str:
 
 
 def source_files(path: str) -> List[str]:
-    """File names the easyconfig at `path` makes EasyBuild look for, in its order."""
+    """File names the easyconfig at `path` makes EasyBuild look for, in its order.
+
+    Raises:
+        ConfigError: the easyconfig cannot be parsed, or its sources are not lists of
+            names (the values come from the sandbox: untrusted).
+    """
     config = _raw_config(path)
+    try:
+        return _names(config)
+    except (TypeError, AttributeError, IndexError, KeyError) as exc:
+        raise ConfigError("cannot read the sources of %s: %s: %s"
+                          % (path, type(exc).__name__, exc)) from None
+
+
+def _names(config: dict) -> List[str]:
     name, version = config["name"], config["version"]
     files = []
     for source in config.get("sources") or []:
         filename = source.get("filename") if isinstance(source, dict) else source
-        files.append(_fill(filename, name, version))
+        files.append(_fill(str(filename), name, version))
     default_tmpl = (config.get("exts_default_options") or {}).get("source_tmpl",
                                                                   "%(name)s-%(version)s.tar.gz")
     for ext in config.get("exts_list") or []:

@@ -131,34 +131,34 @@ def lint_paths(paths: Sequence[str], options: Optional[LintOptions] = None,
 
 def _lint_isolated(paths: Sequence[str], options: LintOptions, robot_paths: Sequence[str],
                    timeout_s: float, allow_root: bool) -> List[FileResult]:
-    """lint_paths with each file in its own child (lint/sandbox.py)."""
+    """lint_paths with the files parsed in the sandbox (lint/sandbox.py); the rules run
+    here, on the facts the sandbox gives back."""
+    from eb_torchperf.errors import SchemaError
     from eb_torchperf.lint import sandbox
-    ebsetup, parse, resolve = _import_easybuild()
+    from eb_torchperf.lint.facts_json import facts_from_json
     sandbox.check_timeout(timeout_s)
-    for path in robot_paths:  # checked here: the child's errors are per file
+    for path in robot_paths:  # checked here: the sandbox's errors are per file
         if not os.path.isdir(path):
             raise ConfigError("robot path %r is not a directory" % path)
     if allow_root:
+        ebsetup = _import_easybuild()[0]
         os.environ[ebsetup.ALLOW_ROOT_ENV] = "1"
-    elif os.geteuid() == 0:
-        sandbox.preload()
-
-    def lint_one(copy: str) -> dict:  # runs in the child, after the privilege drop
-        ebsetup.ensure_configured(robot_paths)
-        try:
-            facts = parse.parse_path(copy, options.arch, options.check_dependencies,
-                                     resolve.Resolver())
-        except parse.EasyconfigError as err:
-            return {"problem": err.reason}
-        return {"findings": [f.to_json() for f in lint_facts(facts, options)]}
-
+    readable = [path for path in paths if os.path.isfile(path)]
+    replies = dict(zip(readable, sandbox.parse_files(
+        readable, "lint", options.arch, options.check_dependencies, robot_paths, timeout_s,
+        allow_root)))
     results = []
     for path in paths:
-        if not os.path.isfile(path):
-            results.append(FileResult(path, problem="no such file"))
-            continue
-        reply = sandbox.run_isolated(path, lint_one, timeout_s, allow_root)
-        results.append(FileResult(path, reply.get("findings", ()), reply.get("problem")))
+        reply, facts = replies.get(path, {"problem": "no such file"}), None
+        try:
+            facts = facts_from_json(reply["facts"]) if "facts" in reply else None
+        except SchemaError as err:
+            reply = {"problem": "the parser gave an unreadable result (%s)" % err}
+        if facts is None:
+            results.append(FileResult(path, problem=" ".join(str(reply.get(
+                "problem") or "the parser gave no result").split())))
+        else:
+            results.append(FileResult(path, lint_facts(facts, options)))
     return results
 
 

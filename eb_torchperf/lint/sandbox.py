@@ -1,119 +1,78 @@
-"""Parse and lint one untrusted easyconfig in a separate, time-bounded child process.
+"""Parse untrusted easyconfigs in a sandbox: EasyBuild configured once per sandbox, each
+file in its own forked, limited child (lint/worker.py); what comes back is data about the
+file, never a verdict.
 
-An easyconfig is Python, and EasyBuild's parser executes it (`exec` of the file's
-text): linting a pull request's easyconfig runs the pull request's code.  Each file is
-therefore handled by a forked child, with the least privilege this machine allows:
+An easyconfig is Python, and EasyBuild's parser executes it: linting a pull request's
+easyconfig runs the pull request's code.  The sandbox is the best this machine offers,
+tried in this order (`mechanism()`):
 
-- a throwaway working directory, HOME and TMPDIR (removed afterwards); the easyconfig
-  is parsed from a copy there;
-- as root (unless --allow-root): the child drops to the unprivileged user `nobody`
-  (setgroups([]), setgid, setuid) before EasyBuild is configured and the file is read,
-  so it cannot write root-owned files or read root-only ones, and EasyBuild's
-  run-as-root flag is never needed;
-- limits: CPU seconds (RLIMIT_CPU), largest file written (RLIMIT_FSIZE), and a wall
-  clock deadline after which the child is killed;
-- the result comes back as JSON on a pipe, checked field by field (never pickle: the
-  child is not trusted).
+1. "bwrap" (bubblewrap, Debian package `bubblewrap`): the whole file system read-only,
+   a private /tmp, no network (`--unshare-net`), own pid, IPC and UTS namespaces (every
+   process the parse started dies with the sandbox), `--die-with-parent`,
+   `--new-session`.  An ordinary user runs it in a user namespace with no capabilities.
+   Root (unless `allow_root`) parses as the user `nobody`: folders on the way to the
+   interpreter, its libraries, the robot paths and the copies of the files that `nobody`
+   cannot enter (/root, a 0700 checkout) are replaced by empty ones with only those trees
+   bound in, so a Python under /root works and root's other files stay unreadable.
+   `allow_root`: as root in a user namespace, without capabilities.
+2. "unshare" (util-linux, when user namespaces work but bubblewrap is missing): own pid,
+   network, IPC and UTS namespaces; the file system is not read-only, root parses as
+   `nobody` when `nobody` can read the interpreter (else one line says what to do).
+3. "plain": a child process only; root parses as `nobody` as in 2.
 
-What it cannot stop: writes to world-writable places (/tmp, /dev/shm) and to files
-`nobody` owns, reads of world-readable files, network use (no network namespace is
-made; this machine has no network), and anything at all when not run as root or with
---allow-root (then the child has the user's own rights).  One file failing (a syntax
-error, a binary or latin-1 file, a crash, a hang) gives that file a one-line problem;
-the others are still linted.
+In every case: the files are parsed from copies; each file's child has limits on CPU
+seconds, memory (MEMORY_LIMIT_MIB), processes (MAX_PROCESSES) and file size, a wall-clock
+deadline, no descriptor but its own result pipe, and everything it started is killed
+when it ends.  A file that kills its sandbox costs only itself: the rest are parsed in a
+fresh one.  The result is the same whoever runs it (root, root with a Python under
+/root, an ordinary user), provided that user can read the files and the interpreter.
 """
 
 import json
 import os
 import pwd
-import resource
-import select
 import shutil
-import signal
+import subprocess
 import sys
 import tempfile
-import time
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
-from eb_torchperf.records import validate
-from eb_torchperf.errors import ConfigError, SchemaError
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.errors import ConfigError
+from eb_torchperf.lint import confine
 
-#: Seconds one file may take (parse, dependency look-ups, rules) before it is killed.
+#: Seconds one file may take (parse, dependency look-ups) before it is killed.
 DEFAULT_TIMEOUT_S = 120.0
-#: Largest file the child may write, bytes (RLIMIT_FSIZE).
+#: Largest file the parse may write, bytes (RLIMIT_FSIZE).
 MAX_FILE_BYTES = 16 * 2 ** 20
-#: The unprivileged user a root process parses as.
+#: Address space one parse may use, MiB (RLIMIT_AS, RLIMIT_DATA).
+MEMORY_LIMIT_MIB = 4096
+#: Processes the parse may run at once (RLIMIT_NPROC, counted in the sandbox's user
+#: namespace; as `nobody` without one, on top of those `nobody` already runs).
+MAX_PROCESSES = 64
+#: Files parsed by one sandbox (EasyBuild is configured once per sandbox).
+BATCH_SIZE = 200
+#: Seconds a sandbox may take to start and configure EasyBuild.
+STARTUP_S = 120.0
+#: The unprivileged user root parses as.
 SANDBOX_USER = "nobody"
+_DROP_HINT = ("install bubblewrap (apt-get install bubblewrap), lint as an ordinary user, "
+              "make it readable by others, or pass --allow-root")
+_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+         "from eb_torchperf.lint.worker import main; main(int(sys.argv[2]), sys.argv[3])")
 
-_RESULT = validate.Obj(optional={"problem": validate.Opt(validate.Str()),
-                                 "findings": validate.ListOf(validate.FINDING)})
+def check_timeout(timeout_s: float) -> float:
+    """`timeout_s` when it is a finite number of seconds > 0.
 
-
-#: Standard-library modules EasyBuild imports inside functions: imported before the
-#: privilege drop, since the interpreter's own files may be unreadable to `nobody`
-#: (a Python under /root, as on the dev machine).
-PRELOAD_STDLIB = ("xml.etree.ElementTree", "xml.dom.minidom", "csv", "difflib", "glob",
-                  "hashlib", "http.client", "urllib.request", "urllib.parse", "email.utils",
-                  "tarfile", "zipfile", "shlex", "subprocess", "platform", "locale",
-                  "gettext", "getpass", "inspect", "ast", "tokenize", "copy", "pprint",
-                  "string", "textwrap", "uuid", "fcntl", "termios", "encodings.latin_1",
-                  "encodings.ascii", "encodings.utf_8", "encodings.idna", "unicodedata",
-                  "distutils.version", "packaging.version", "importlib.metadata",
-                  "importlib.util", "logging.handlers", "multiprocessing", "queue")
-
-
-def preload() -> int:
-    """Import EasyBuild's framework, tools, toolchains and easyblocks and PRELOAD_STDLIB
-    now, in the privileged parent: a forked child that dropped to `nobody` finds them
-    in memory.  Returns the number of modules imported (~1 s, once per lint run)."""
-    import contextlib
-    import importlib
-    import io
-    import pkgutil
-    count = 0
-    names = list(PRELOAD_STDLIB)
-    quiet = io.StringIO()  # deprecated modules (py2vs3) print warnings when imported
-    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        for package in ("easybuild.tools", "easybuild.framework", "easybuild.toolchains",
-                        "easybuild.easyblocks"):
-            try:
-                module = importlib.import_module(package)
-            except ImportError:
-                continue
-            names += [info.name for info in pkgutil.walk_packages(
-                module.__path__, package + ".", onerror=lambda name: None)]
-        for name in names:
-            try:
-                importlib.import_module(name)
-                count += 1
-            except Exception:  # noqa: BLE001 - an optional module; the child reports its own
-                continue
-    return count
-
-
-def _sandbox_user() -> Optional[pwd.struct_passwd]:
-    try:
-        return pwd.getpwnam(SANDBOX_USER)
-    except KeyError:
-        return None
-
-
-def _drop_privileges(user: pwd.struct_passwd) -> None:
-    os.setgroups([])
-    os.setgid(user.pw_gid)
-    os.setuid(user.pw_uid)
-    if os.geteuid() == 0 or os.getuid() == 0:  # pragma: no cover - setuid cannot fail open
-        raise OSError("could not drop root privileges")
+    Raises:
+        ConfigError: otherwise.
+    """
+    if not (0 < timeout_s < float("inf")):
+        raise ConfigError("--timeout must be a finite number of seconds > 0, not %g" % timeout_s)
+    return timeout_s
 
 
 def private_folder(path: str) -> Optional[str]:
-    """The first folder above `path` that other users cannot enter (no o+x), or None.
-
-    Root parses as `nobody`, which then cannot read a robot path or included file under
-    such a folder (a `mktemp -d` checkout is 0700): EasyBuild's own message ("robot path
-    ... is not a directory") does not say why, so the problem line gets this hint.
-    """
+    """The first folder above `path` that other users cannot enter (no o+x), or None."""
     folder = os.path.dirname(os.path.abspath(path))
     while True:
         try:
@@ -127,141 +86,213 @@ def private_folder(path: str) -> Optional[str]:
         folder = parent
 
 
-def _child(path: str, copy: str, workdir: str, lint, user, timeout_s: float, read_fd: int,
-           write_fd: int) -> None:
-    """In the forked child: isolate, then lint `copy`; the JSON result to `write_fd`."""
-    os.close(read_fd)
-    try:
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.chdir(workdir)
-        os.environ.update(HOME=workdir, TMPDIR=workdir, XDG_CACHE_HOME=workdir)
-        tempfile.tempdir = workdir
-        cpu = int(min(timeout_s, 10 ** 6)) + 5
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
-        if user is not None:
-            _drop_privileges(user)
-        reply = lint(copy)
-    except BaseException as exc:  # noqa: BLE001 - everything becomes the file's problem
-        reply = {"problem": "cannot parse: %s: %s" % (type(exc).__name__, exc)}
-    text = json.dumps(reply, default=str).replace(copy, path)
-    with os.fdopen(write_fd, "w") as out:
-        out.write(text)
-    os._exit(0)
-
-
-def _read_all(fd: int, pid: int, timeout_s: float) -> Optional[bytes]:
-    """The child's whole reply, or None when the deadline passed (child killed)."""
-    deadline = time.monotonic() + timeout_s
-    chunks = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            if _alive(pid):
-                os.killpg(pid, signal.SIGKILL)
-            return None
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-
-
-def run_isolated(path: str, lint, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 allow_root: bool = False) -> dict:
-    """Lint one file in a forked, isolated child (see the module docstring).
-
-    Args:
-        path: the easyconfig as given.
-        lint: callable(copy_path) -> {"findings": [Finding JSON...]} or {"problem": str};
-            runs in the child (EasyBuild configured there).
-        timeout_s: wall-clock seconds before the child is killed.
-        allow_root: as root, parse as root (no privilege drop).
-
-    Returns:
-        {"findings": tuple of Finding} or {"problem": one line}.
-    """
-    try:
-        with open(path, "rb") as handle:
-            content = handle.read()
-    except OSError as exc:
-        return {"problem": "cannot read: %s" % (exc.strerror or exc)}
-    user = None
-    if os.geteuid() == 0 and not allow_root:
-        user = _sandbox_user()
-        if user is None:
-            raise ConfigError("lint as root: there is no user %r to parse easyconfigs as; "
-                              "run as another user, or pass --allow-root to execute them as "
-                              "root" % SANDBOX_USER)
-    workdir = tempfile.mkdtemp(prefix="eb-torchperf-lint-")
-    try:
-        copy = os.path.join(workdir, os.path.basename(path) or "easyconfig.eb")
-        with open(copy, "wb") as handle:
-            handle.write(content)
-        if user is not None:
-            for item in (workdir, copy):
-                os.chown(item, user.pw_uid, user.pw_gid)
-        read_fd, write_fd = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child exits in _child
-            _child(path, copy, workdir, lint, user, timeout_s, read_fd, write_fd)
-        os.close(write_fd)
-        try:
-            data = _read_all(read_fd, pid, timeout_s)
-        finally:
-            os.close(read_fd)
-            _, status = os.waitpid(pid, 0)
-        reply = _reply(data, status, timeout_s)
-        private = private_folder(path) if user is not None else None
-        if private and private in reply.get("problem", ""):  # a path under it failed
-            reply["problem"] += (" (easyconfigs are parsed as the user %r, who cannot enter "
-                                 "%s: make it o+x, or pass --allow-root)" % (SANDBOX_USER, private))
-        return reply
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _reply(data: Optional[bytes], status: int, timeout_s: float) -> dict:
-    if data is None:
-        return {"problem": "parsing took longer than %g s; the parser was killed" % timeout_s}
-    if not data:
-        if os.WIFSIGNALED(status):
-            return {"problem": "the parser died (%s)" % signal.Signals(os.WTERMSIG(status)).name}
-        return {"problem": "the parser exited with status %d without a result"
-                % os.WEXITSTATUS(status)}
-    try:
-        reply = json.loads(data.decode("utf-8", "replace"))
-        validate.check(reply, _RESULT, "lint reply")
-    except (ValueError, SchemaError) as exc:
-        return {"problem": "the parser gave an unreadable result (%s)" % exc}
-    if reply.get("problem"):
-        return {"problem": " ".join(str(reply["problem"]).split())}
-    return {"findings": tuple(Finding.from_json(f) for f in reply.get("findings", ()))}
-
-
-def check_timeout(timeout_s: float) -> float:
-    """`timeout_s` when it is a finite number of seconds > 0.
+def _drop_user(allow_root: bool):
+    """The user root parses as, None when not root or `allow_root`.
 
     Raises:
-        ConfigError: otherwise.
+        ConfigError: there is no such user.
     """
-    if not (0 < timeout_s < float("inf")):
-        raise ConfigError("--timeout must be a finite number of seconds > 0, not %g" % timeout_s)
-    return timeout_s
+    if os.geteuid() != 0 or allow_root:
+        return None
+    try:
+        return pwd.getpwnam(SANDBOX_USER)
+    except KeyError:
+        raise ConfigError("lint as root: there is no user %r to parse easyconfigs as; run "
+                          "as another user, or pass --allow-root to execute them as root"
+                          % SANDBOX_USER) from None
 
 
-def lint_files(paths: Sequence[str], lint, timeout_s: float, allow_root: bool) -> list:
-    """run_isolated for each path, in order."""
-    return [run_isolated(path, lint, timeout_s, allow_root) for path in paths]
+def _chown(workdir: str, user) -> None:
+    """Give the copies to `user` (0600); folders stay enterable (0711) so that root
+    without capabilities reads the request before it becomes `user`."""
+    if user is None:
+        return
+    for root, dirs, files in os.walk(workdir):
+        os.chmod(root, 0o700 if root.endswith(os.sep + "tmp") else 0o711)
+        for name in [root] + [os.path.join(root, n) for n in files]:
+            os.chown(name, user.pw_uid, user.pw_gid)
+
+
+def _copy_inputs(paths: Sequence[str], workdir: str) -> List[object]:
+    """A copy of each file under `workdir`, or a {"problem"} reply when it cannot be read
+    (the parse must not read the original: it may change, or be unreadable to `nobody`)."""
+    copies: List[object] = []
+    for index, path in enumerate(paths):
+        try:
+            with open(path, "rb") as handle:
+                content = handle.read()
+        except OSError as exc:
+            copies.append({"problem": "cannot read: %s" % (exc.strerror or exc)})
+            continue
+        folder = os.path.join(workdir, "in", str(index))
+        os.makedirs(folder)
+        copy = os.path.join(folder, os.path.basename(path) or "easyconfig.eb")
+        with open(copy, "wb") as handle:
+            handle.write(content)
+        copies.append(copy)
+    return copies
+
+
+def _swap(value, old: str, new: str):
+    """`value` (a JSON reply) with the copy's path `old` replaced by `new` in every text."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_swap(item, old, new) for item in value]
+    if isinstance(value, dict):
+        return {key: _swap(item, old, new) for key, item in value.items()}
+    return value
+
+
+def parse_files(paths: Sequence[str], mode: str = "lint", arch: str = "x86_64",
+                check_dependencies: bool = True, robot_paths: Sequence[str] = (),
+                timeout_s: float = DEFAULT_TIMEOUT_S, allow_root: bool = False) -> List[dict]:
+    """Parse each file in the sandbox (see the module docstring).
+
+    Args:
+        paths: easyconfig files.
+        mode: "lint" (EasyconfigFacts, EasyBuild configured with `robot_paths`) or
+            "sources" (the raw parameters easybuild/sources.py reads).
+        arch: target CPU architecture ("lint").
+        check_dependencies: look up each dependency's easyconfig ("lint").
+        robot_paths: extra directories for dependency and toolchain easyconfigs.
+        timeout_s: wall-clock seconds one file may take before it is killed.
+        allow_root: as root, parse as root (in a user namespace without capabilities
+            when bubblewrap works) instead of as `nobody`.
+
+    Returns:
+        One reply per path, in order: {"facts": JSON of EasyconfigFacts (unchecked)},
+        {"config": dict} or {"problem": one line}; paths say the original file.
+
+    Raises:
+        ConfigError: bad timeout, no user to parse as, or the sandbox cannot start
+            (one line that says what to do).
+    """
+    check_timeout(timeout_s)
+    user = _drop_user(allow_root)
+    tier = confine.mechanism()
+    workdir = tempfile.mkdtemp(prefix="eb-torchperf-lint-")
+    try:
+        copies = _copy_inputs(paths, workdir)
+        os.makedirs(os.path.join(workdir, "tmp"))
+        _chown(workdir, user)
+        request = _request(tier, user, allow_root, os.path.join(workdir, "tmp"), mode=mode,
+                           arch=arch, check_dependencies=check_dependencies,
+                           robot_paths=[os.path.abspath(p) for p in robot_paths],
+                           timeout_s=timeout_s)
+        command = confine.command(tier, user, allow_root, confine.trees(workdir, robot_paths))
+        replies = _parse_all(copies, request, command, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return [_swap(reply, copy, path) if isinstance(copy, str) else copy
+            for reply, copy, path in zip(replies, copies, paths)]
+
+
+def _request(tier: str, user, allow_root: bool, scratch: str, **fields) -> dict:
+    """What lint/worker.py reads: `fields` plus limits, the user to become, the
+    environment and what that user must be able to read."""
+    scratch = "/tmp" if tier == "bwrap" else scratch
+    return dict(fields, memory_mib=MEMORY_LIMIT_MIB, max_file_bytes=MAX_FILE_BYTES,
+                private_tmp=tier == "bwrap", environ={"HOME": scratch, "TMPDIR": scratch},
+                max_processes=confine.max_processes(tier, user, allow_root, MAX_PROCESSES),
+                drop=[user.pw_uid, user.pw_gid] if user else None, drop_name=SANDBOX_USER,
+                drop_hint=_DROP_HINT, readable=confine.import_roots())
+
+
+def _parse_all(copies: List[object], request: dict, command: List[str],
+               workdir: str) -> List[dict]:
+    """Replies for every copy: batches of BATCH_SIZE, a fresh sandbox after one died."""
+    replies: List[Optional[dict]] = [c if isinstance(c, dict) else None for c in copies]
+    pending = [i for i, reply in enumerate(replies) if reply is None]
+    while pending:
+        batch = pending[:BATCH_SIZE]
+        got = _run_sandbox([copies[i] for i in batch], request, command, workdir)
+        for index, reply in zip(batch, got):
+            replies[index] = reply
+        pending = pending[len(got):]
+    return replies
+
+
+def _run_sandbox(files: List[str], request: dict, command: List[str],
+                 workdir: str) -> List[dict]:
+    """Start one sandboxed worker on `files`; its replies, in order (at least one: a
+    file that ended the sandbox gets a problem, the rest are left for the next one).
+
+    Raises:
+        ConfigError: the sandbox or EasyBuild could not start (one line).
+    """
+    path = os.path.join(workdir, "in", "request-%d.json" % os.getpid())
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(dict(request, files=files), handle)
+    read_fd, write_fd = os.pipe()
+    argv = [*command, sys.executable, "-I", "-c", _BOOT,
+            json.dumps([os.path.abspath(p) for p in sys.path]), str(write_fd), path]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=errors,
+                                    stderr=errors, pass_fds=(write_fd,), cwd="/",
+                                    start_new_session=True)
+        finally:
+            os.close(write_fd)
+        try:
+            return _collect(_Lines(read_fd), len(files), request["timeout_s"], errors)
+        finally:
+            os.close(read_fd)
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:
+        pass
+    proc.wait()
+
+
+def _collect(lines: "_Lines", count: int, timeout_s: float, errors) -> List[dict]:
+    first = lines.next(STARTUP_S)
+    if not first or not first.get("ready"):
+        errors.seek(0)
+        said = [l for l in errors.read().decode("utf-8", "replace").splitlines() if l.strip()]
+        reason = (first or {}).get("setup") or (said[-1] if said else "it exited")
+        raise ConfigError("the lint sandbox (%s) could not start: %s"
+                          % (confine.mechanism(), " ".join(str(reason).split())))
+    replies: List[dict] = []
+    while len(replies) < count:
+        message = lines.next(timeout_s + 30)
+        if message is None:
+            replies.append({"problem": "the parser ended or stopped its sandbox "
+                                       "(parsing it again in a fresh one is not tried)"})
+            break
+        if message.pop("index", None) != len(replies):
+            replies.append({"problem": "the parser gave an unreadable result"})
+            break
+        replies.append(message)
+    return replies
+
+
+class _Lines:
+    """JSON objects, one per line, read from a pipe with a deadline each."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buffer = fd, b""
+
+    def next(self, timeout_s: float) -> Optional[dict]:
+        """The next object; None at the end, after `timeout_s`, or for a bad line."""
+        import select
+        import time
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
