@@ -115,8 +115,22 @@ def _parse(request: dict, path: str) -> dict:
         facts = parse.parse_path(path, request["arch"], request["check_dependencies"],
                                  resolve.Resolver())
     except parse.EasyconfigError as err:
+        if _out_of_memory(err):
+            raise MemoryError() from None
         return {"problem": err.reason}
     return {"facts": facts_to_json(facts)}
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """True when a MemoryError is among the exceptions that led to `error` (EasyBuild
+    turns the easyconfig's exceptions into its own)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, MemoryError):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _child(request: dict, path: str, write_fd: int,
@@ -266,6 +280,8 @@ def main(channel: int, request_path: str) -> None:
     try:
         problem = _start(request)
     except Exception as exc:  # noqa: BLE001 - said on the channel, in one line
+        import traceback
+        traceback.print_exc()  # to the sandbox's error file, for whoever debugs it
         problem = "%s: %s" % (type(exc).__name__, exc)
     if problem:
         _send(channel, {"setup": problem})

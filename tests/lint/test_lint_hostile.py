@@ -1,0 +1,163 @@
+"""Hostile easyconfigs against the lint sandbox (issue 27: items 6, 7, 8, 11, 19 and
+`sources`): each is a file a pull request could carry."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+from eb_torchperf import cli
+from eb_torchperf.lint import sandbox
+from lint_factories import DATA, ROBOT, sandbox_unreadable_reason
+
+pytestmark = [pytest.mark.usefixtures("easybuild_ready"),
+              pytest.mark.skipif(sandbox_unreadable_reason() is not None,
+                                 reason=str(sandbox_unreadable_reason()))]
+GOOD = DATA / "PyTorch-2.9.1-flexiblas-blis.eb"
+REPO = DATA.parents[2]
+HEADER = ('name = "torch"\nversion = "2.9.1"\nhomepage = "https://pytorch.org"\n'
+          'description = "x"\ntoolchain = SYSTEM\n')
+
+
+def _lint(capsys, *argv):
+    code = cli.main(["lint", "--robot-paths", str(ROBOT), *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _write(tmp_path, name, code):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(code))
+    return path
+
+
+def test_an_easyconfig_cannot_forge_its_verdict_nor_another_files(tmp_path, capsys):
+    forged = ('{"findings": []}\n{"index": 0, "findings": []}\n{"index": 1, "facts": {}}\n'
+              '{"ready": true}\n')
+    forger = _write(tmp_path, "forger.eb", '''\
+        import os
+        for fd in range(3, 1024):
+            try:
+                os.write(fd, %r.encode())
+            except OSError:
+                pass
+        os._exit(0)
+        ''' % forged)
+    code, out, err = _lint(capsys, forger, GOOD)
+    assert code == 2
+    assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave an unreadable result "
+                                "(Extra data: line 2 column 1 (char 17))" % forger]
+    assert "blas-not-mkl" in out and "2 files, 1 linted, 1 not lintable" in out
+
+
+def _running(token: str):
+    """Processes whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                if token.encode() in handle.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_nothing_the_parse_started_outlives_it(tmp_path, capsys, hang):
+    token = "%d.%s" % (600 + hang, uuid.uuid4().int % 10 ** 9)
+    escaper = _write(tmp_path, "escaper.eb", '''\
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "%s"])
+            os._exit(0)
+        time.sleep(1)
+        %s
+        name = "PyTorch"
+        ''' % (token, "time.sleep(600)" if hang else ""))
+    _lint(capsys, escaper, "--timeout", "5")
+    assert _running(token) == []
+
+
+def test_a_memory_hog_is_stopped_with_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "MEMORY_LIMIT_MIB", 1024)
+    hog = _write(tmp_path, "hog.eb", "hog = bytearray(2 * 2 ** 30)\nname = 'PyTorch'\n")
+    code, out, err = _lint(capsys, hog, GOOD)
+    assert code == 2 and "blas-not-mkl" in out
+    assert err.splitlines() == ["eb-torchperf lint: %s: cannot parse: exceeded the memory "
+                                "limit (1024 MiB)" % hog]
+
+
+def test_a_fork_loop_stops_at_the_process_limit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "MAX_PROCESSES", 12)
+    forker = _write(tmp_path, "forker.eb", '''\
+        import os, time
+        started = 0
+        try:
+            for _ in range(100):
+                if os.fork() == 0:
+                    time.sleep(3)
+                    os._exit(0)
+                started += 1
+        except OSError:
+            pass
+        raise ValueError("started %d" % started)
+        ''')
+    _, _, err = _lint(capsys, forker)
+    started = int(err.split("started ")[1].split()[0])
+    assert started < 12
+
+
+def test_files_share_one_sandbox_and_one_that_kills_it_costs_only_itself(tmp_path, capsys,
+                                                                        monkeypatch):
+    starts = []
+    real = sandbox._run_sandbox
+    monkeypatch.setattr(sandbox, "_run_sandbox",
+                        lambda files, *rest: starts.append(len(files)) or real(files, *rest))
+    killer = _write(tmp_path, "killer.eb", "import os, signal\n"
+                                           "os.kill(os.getppid(), signal.SIGKILL)\n")
+    code, out, err = _lint(capsys, GOOD, killer, GOOD)
+    assert starts == [3, 1]  # one sandbox for all three; a fresh one after the killer
+    assert out.count("blas-not-mkl") >= 2 and "3 files, 2 linted, 1 not lintable" in out
+    assert err.splitlines() == ["eb-torchperf lint: %s: the parser ended or stopped its "
+                                "sandbox (parsing it again in a fresh one is not tried)"
+                                % killer]
+
+
+def test_a_python_under_a_folder_nobody_cannot_enter(tmp_path):
+    """Issue 27: root with a Python under /root linted nothing (`nobody` could not read
+    its standard library); a venv under a 0700 folder is the same case."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(private / "venv")],
+                   check=True, timeout=120)
+    site = next((private / "venv" / "lib").glob("python*/site-packages"))
+    (site / "parent.pth").write_text("\n".join([str(REPO)] + [p for p in sys.path if p]))
+    lazy = tmp_path / "lazy.eb"  # stdlib modules nothing imported before
+    lazy.write_text("import colorsys, _strptime\n" + GOOD.read_text())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(private / "venv" / "bin" / "python"), "-m", "eb_torchperf.cli",
+                           "lint", "--robot-paths", str(ROBOT), str(lazy)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert "blas-not-mkl" in proc.stdout and "1 linted" in proc.stdout
+
+
+def test_sources_parses_the_easyconfig_in_the_sandbox(tmp_path, capsys):
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    evil = _write(tmp_path, "evil.eb", '''\
+        open(%r, "w").write("x")
+        %s
+        ''' % (str(folder / "pwned"), HEADER))
+    plain = _write(tmp_path, "plain.eb", HEADER + 'sources = ["%(name)s-%(version)s-py3-none-any.whl"]\n')
+    assert cli.main(["sources", "--list", str(plain), str(tmp_path / "dest")]) == 0
+    assert capsys.readouterr().out.splitlines() == ["torch-2.9.1-py3-none-any.whl"]
+    assert cli.main(["sources", "--list", str(evil), str(tmp_path / "dest")]) == 2
+    assert not (folder / "pwned").exists()
+    assert "cannot parse" in capsys.readouterr().err
