@@ -35,21 +35,18 @@ def _write(tmp_path, name, code):
 
 
 def test_an_easyconfig_cannot_forge_its_verdict_nor_another_files(tmp_path, capsys):
-    forged = ('{"findings": []}\n{"index": 0, "findings": []}\n{"index": 1, "facts": {}}\n'
-              '{"ready": true}\n')
     forger = _write(tmp_path, "forger.eb", '''\
         import os
         for fd in range(3, 1024):
             try:
-                os.write(fd, %r.encode())
+                os.write(fd, b'{"findings": []}')
             except OSError:
                 pass
         os._exit(0)
-        ''' % forged)
+        ''')
     code, out, err = _lint(capsys, forger, GOOD)
     assert code == 2
-    assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave an unreadable result "
-                                "(Extra data: line 2 column 1 (char 17))" % forger]
+    assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave no result" % forger]
     assert "blas-not-mkl" in out and "2 files, 1 linted, 1 not lintable" in out
 
 
@@ -151,13 +148,11 @@ def test_a_python_under_a_folder_nobody_cannot_enter(tmp_path):
 def test_sources_parses_the_easyconfig_in_the_sandbox(tmp_path, capsys):
     folder = tmp_path / "outside"
     folder.mkdir()
-    evil = _write(tmp_path, "evil.eb", '''\
-        open(%r, "w").write("x")
-        %s
-        ''' % (str(folder / "pwned"), HEADER))
+    evil = tmp_path / "evil.eb"
+    evil.write_text('open(%r, "w").write("x")\n' % str(folder / "pwned") + HEADER)
     plain = _write(tmp_path, "plain.eb", HEADER + 'sources = ["%(name)s-%(version)s-py3-none-any.whl"]\n')
     assert cli.main(["sources", "--list", str(plain), str(tmp_path / "dest")]) == 0
     assert capsys.readouterr().out.splitlines() == ["torch-2.9.1-py3-none-any.whl"]
     assert cli.main(["sources", "--list", str(evil), str(tmp_path / "dest")]) == 2
     assert not (folder / "pwned").exists()
-    assert "cannot parse" in capsys.readouterr().err
+    assert "cannot parse %s" % evil in capsys.readouterr().err
