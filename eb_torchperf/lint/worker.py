@@ -28,9 +28,9 @@ import select
 import shutil
 import signal
 import sys
-import sysconfig
 import tempfile
 import time
+import traceback
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 #: Largest reply a child may send, bytes.
@@ -58,7 +58,7 @@ def _drop(uid: int, gid: int) -> None:
 def unreadable(paths) -> str:
     """The first of `paths` (what the parent's interpreter imports from) or of the
     standard library's modules this process cannot read, "" when it can read them all."""
-    stdlib = sysconfig.get_paths()["stdlib"]
+    stdlib = os.path.dirname(os.__file__)
     for path in [stdlib, *paths]:
         if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
             return path
@@ -280,7 +280,6 @@ def main(channel: int, request_path: str) -> None:
     try:
         problem = _start(request)
     except Exception as exc:  # noqa: BLE001 - said on the channel, in one line
-        import traceback
         traceback.print_exc()  # to the sandbox's error file, for whoever debugs it
         problem = "%s: %s" % (type(exc).__name__, exc)
     if problem:

@@ -156,3 +156,61 @@ def test_sources_parses_the_easyconfig_in_the_sandbox(tmp_path, capsys):
     assert cli.main(["sources", "--list", str(evil), str(tmp_path / "dest")]) == 2
     assert not (folder / "pwned").exists()
     assert "cannot parse %s" % evil in capsys.readouterr().err
+
+
+def test_bwrap_view_replaces_private_folders_and_binds_the_trees_back(tmp_path):
+    from eb_torchperf.lint.confine import bwrap_view
+    shut = tmp_path / "shut"
+    tree = shut / "a" / "venv"
+    tree.mkdir(parents=True)
+    os.chmod(shut, 0o700)
+    args = bwrap_view(["/", str(tree)], hide_private=True)
+    joined = " ".join(args)
+    tmpfs, folder, bind = ("--tmpfs %s" % shut, "--dir %s" % (shut / "a"),
+                           "--ro-bind %s %s" % (tree, tree))
+    assert joined.index(tmpfs) < joined.index(folder) < joined.index(bind)
+    assert args[:3] == ["--ro-bind", "/", "/"] and joined.count("--ro-bind / /") == 1
+    assert tmpfs not in " ".join(bwrap_view([str(tree)], hide_private=False))
+
+
+def _interpreter_hidden_from_nobody():
+    return os.geteuid() != 0 or sandbox.private_folder(os.path.realpath(sys.executable)) is None
+
+
+@pytest.mark.skipif(_interpreter_hidden_from_nobody(),
+                    reason="needs root and a Python under a folder others cannot enter")
+@pytest.mark.parametrize("tier", ["unshare", "plain"])
+def test_without_bubblewrap_root_gets_one_line_saying_what_to_do(capsys, monkeypatch, tier):
+    from eb_torchperf.lint import confine
+    monkeypatch.setattr(confine, "mechanism", lambda: tier)
+    code, out, err = _lint(capsys, GOOD)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "could not start: the user nobody cannot read " in err
+    assert "apt-get install bubblewrap" in err and "--allow-root" in err
+
+
+@pytest.mark.parametrize("tier", ["unshare", "plain"])
+def test_the_weaker_sandboxes_still_refuse_forgery_and_kill_escapers(tmp_path, capsys,
+                                                                     monkeypatch, tier):
+    from eb_torchperf.lint import confine
+    monkeypatch.setattr(confine, "mechanism", lambda: tier)
+    token = "602.%d" % (uuid.uuid4().int % 10 ** 9)
+    escaper = _write(tmp_path, "escaper.eb", '''\
+        import os
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "%s"])
+            os._exit(0)
+        for fd in range(3, 1024):
+            try:
+                os.write(fd, b'{"findings": []}')
+            except OSError:
+                pass
+        os._exit(0)
+        ''' % token)
+    extra = ["--allow-root"] if os.geteuid() == 0 else []
+    code, out, err = _lint(capsys, escaper, GOOD, *extra)
+    assert _running(token) == []
+    assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave no result" % escaper]
+    assert code == 2 and "blas-not-mkl" in out
