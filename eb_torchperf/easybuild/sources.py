@@ -19,34 +19,10 @@ PIP_TIMEOUT_S = 1800
 _PARAMETERS = ("name", "version", "sources", "exts_list", "exts_default_options")
 
 
-def raw_config(path: str) -> dict:
-    """The parameters `source_files` reads (_PARAMETERS), with EasyBuild's own parser
-    (constants such as PYPI_SOURCE resolved, templates not).  Runs the easyconfig's code:
-    called inside the lint sandbox (lint/worker.py), not in this process.
-
-    Raises:
-        ConfigError: easybuild-framework missing, or the file cannot be parsed.
-    """
-    try:
-        from easybuild.framework.easyconfig.parser import EasyConfigParser
-        from easybuild.tools.build_log import EasyBuildError
-    except ImportError:
-        raise ConfigError("eb-torchperf sources needs easybuild-framework in this Python "
-                          "(pip install 'eb_torchperf[easybuild]')") from None
-    if not os.path.isfile(path):
-        raise ConfigError("easyconfig %s does not exist" % path)
-    try:
-        config = EasyConfigParser(path).get_config_dict()
-    except EasyBuildError as exc:
-        raise ConfigError("cannot parse %s: %s" % (path, exc.msg)) from None
-    except (UnicodeDecodeError, SyntaxError, ValueError) as exc:  # binary, latin-1, not Python
-        raise ConfigError("cannot parse %s: not a readable easyconfig (%s)"
-                          % (path, type(exc).__name__)) from None
-    return {key: config.get(key) for key in _PARAMETERS}
-
-
 def _raw_config(path: str) -> dict:
-    """raw_config(path), parsed in the lint sandbox (the easyconfig is untrusted code).
+    """The parameters `source_files` reads (_PARAMETERS), as EasyBuild's own parser gives
+    them (constants such as PYPI_SOURCE resolved, templates not), parsed in the lint
+    sandbox: the easyconfig is code (lint/sandbox.py).
 
     Raises:
         ConfigError: the file is missing or cannot be parsed, or the sandbox cannot start.
@@ -54,7 +30,7 @@ def _raw_config(path: str) -> dict:
     from eb_torchperf.lint.sandbox import parse_files
     if not os.path.isfile(path):
         raise ConfigError("easyconfig %s does not exist" % path)
-    reply = parse_files([path], mode="sources")[0]
+    reply = parse_files([path], mode="raw", parameters=_PARAMETERS)[0]
     config = reply.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("name"), str) \
             or not isinstance(config.get("version"), str):

@@ -146,19 +146,21 @@ def _swap(value, old: str, new: str):
 
 def parse_files(paths: Sequence[str], mode: str = "lint", arch: str = "x86_64",
                 check_dependencies: bool = True, robot_paths: Sequence[str] = (),
-                timeout_s: float = DEFAULT_TIMEOUT_S, allow_root: bool = False) -> List[dict]:
+                timeout_s: float = DEFAULT_TIMEOUT_S, allow_root: bool = False,
+                parameters: Sequence[str] = ()) -> List[dict]:
     """Parse each file in the sandbox (see the module docstring).
 
     Args:
         paths: easyconfig files.
         mode: "lint" (EasyconfigFacts, EasyBuild configured with `robot_paths`) or
-            "sources" (the raw parameters easybuild/sources.py reads).
+            "raw" (`parameters` as EasyBuild's parser reads them, for `sources`).
         arch: target CPU architecture ("lint").
         check_dependencies: look up each dependency's easyconfig ("lint").
         robot_paths: extra directories for dependency and toolchain easyconfigs.
         timeout_s: wall-clock seconds one file may take before it is killed.
         allow_root: as root, parse as root (in a user namespace without capabilities
             when bubblewrap works) instead of as `nobody`.
+        parameters: easyconfig parameter names ("raw").
 
     Returns:
         One reply per path, in order: {"facts": JSON of EasyconfigFacts (unchecked)},
@@ -179,7 +181,7 @@ def parse_files(paths: Sequence[str], mode: str = "lint", arch: str = "x86_64",
         request = _request(tier, user, allow_root, os.path.join(workdir, "tmp"), mode=mode,
                            arch=arch, check_dependencies=check_dependencies,
                            robot_paths=[os.path.abspath(p) for p in robot_paths],
-                           timeout_s=timeout_s)
+                           timeout_s=timeout_s, parameters=list(parameters))
         command = confine.command(tier, user, allow_root, confine.trees(workdir, robot_paths))
         replies = _parse_all(copies, request, command, workdir)
     finally:

@@ -2,7 +2,7 @@
 
 Started by lint/sandbox.py as `python -I -c BOOT SYS_PATH FD REQUEST` inside the sandbox.
 It reads the request (a JSON file: mode, files, arch, robot paths, limits), drops to the
-unprivileged user the request names (root without bubblewrap's help), configures
+unprivileged user the request names (root), configures
 EasyBuild once, then for each file forks a child that:
 
 - closes every descriptor but its own result pipe (stdin/out/err go to /dev/null), so
@@ -10,8 +10,9 @@ EasyBuild once, then for each file forks a child that:
   result;
 - gets a fresh HOME/TMPDIR, limits on CPU seconds, file size, address space
   (RLIMIT_AS and RLIMIT_DATA) and processes (RLIMIT_NPROC);
-- parses the file and sends back data about it (the facts, or the raw parameters for
-  `sources`), never a verdict: the findings are computed outside the sandbox.
+- parses the file and sends back data about it (mode "lint": the facts; "raw": the
+  parameters asked for, for `sources`), never a verdict: the findings are computed
+  outside the sandbox.
 
 This process is not dumpable (no same-user process can read its memory or descriptors
 through /proc or ptrace) and is the subreaper of everything a child starts: after each
@@ -104,13 +105,8 @@ def _isolate(write_fd: int, home: str) -> None:
 
 def _parse(request: dict, path: str) -> dict:
     """The child's reply for one file (runs the easyconfig's code)."""
-    if request["mode"] == "sources":
-        from eb_torchperf.easybuild.sources import raw_config
-        from eb_torchperf.errors import ConfigError
-        try:
-            return {"config": raw_config(path)}
-        except ConfigError as err:
-            return {"problem": str(err)}
+    if request["mode"] == "raw":
+        return _raw(path, request["parameters"])
     from eb_torchperf.lint import parse, resolve
     from eb_torchperf.lint.facts_json import facts_to_json
     try:
@@ -121,6 +117,25 @@ def _parse(request: dict, path: str) -> dict:
             raise MemoryError() from None
         return {"problem": err.reason}
     return {"facts": facts_to_json(facts)}
+
+
+def _raw(path: str, parameters) -> dict:
+    """{"config": the `parameters` as EasyBuild's parser reads them (constants resolved,
+    templates not)} or {"problem": one line}."""
+    try:
+        from easybuild.framework.easyconfig.parser import EasyConfigParser
+        from easybuild.tools.build_log import EasyBuildError
+    except ImportError:
+        return {"problem": "this needs easybuild-framework in this Python (pip install "
+                           "'eb_torchperf[easybuild]')"}
+    try:
+        config = EasyConfigParser(path).get_config_dict()
+    except EasyBuildError as exc:
+        return {"problem": "cannot parse %s: %s" % (path, exc.msg)}
+    except (UnicodeDecodeError, SyntaxError, ValueError) as exc:  # binary, latin-1, not Python
+        return {"problem": "cannot parse %s: not a readable easyconfig (%s)"
+                           % (path, type(exc).__name__)}
+    return {"config": {key: config.get(key) for key in parameters}}
 
 
 def _out_of_memory(error: BaseException) -> bool:
