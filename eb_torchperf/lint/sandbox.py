@@ -152,23 +152,18 @@ def parse_files(paths: Sequence[str], mode: str = "lint", arch: str = "x86_64",
 
     Args:
         paths: easyconfig files.
-        mode: "lint" (EasyconfigFacts, EasyBuild configured with `robot_paths`) or
-            "raw" (`parameters` as EasyBuild's parser reads them, for `sources`).
-        arch: target CPU architecture ("lint").
-        check_dependencies: look up each dependency's easyconfig ("lint").
-        robot_paths: extra directories for dependency and toolchain easyconfigs.
+        mode: "lint" (EasyconfigFacts; EasyBuild configured with `robot_paths`, `arch`,
+            `check_dependencies`) or "raw" (`parameters` as EasyBuild's parser reads them).
         timeout_s: wall-clock seconds one file may take before it is killed.
         allow_root: as root, parse as root (in a user namespace without capabilities
             when bubblewrap works) instead of as `nobody`.
-        parameters: easyconfig parameter names ("raw").
 
     Returns:
         One reply per path, in order: {"facts": JSON of EasyconfigFacts (unchecked)},
         {"config": dict} or {"problem": one line}; paths say the original file.
 
     Raises:
-        ConfigError: bad timeout, no user to parse as, or the sandbox cannot start
-            (one line that says what to do).
+        ConfigError: bad timeout, no user to parse as, or the sandbox cannot start.
     """
     check_timeout(timeout_s)
     user = _drop_user(allow_root)

@@ -34,7 +34,8 @@ def _write(tmp_path, name, code):
     return path
 
 
-def test_an_easyconfig_cannot_forge_its_verdict_nor_another_files(tmp_path, capsys):
+@pytest.mark.parametrize("extra", [[], ["--allow-root"]])
+def test_an_easyconfig_cannot_forge_its_verdict_nor_another_files(tmp_path, capsys, extra):
     forger = _write(tmp_path, "forger.eb", '''\
         import os
         for fd in range(3, 1024):
@@ -42,9 +43,21 @@ def test_an_easyconfig_cannot_forge_its_verdict_nor_another_files(tmp_path, caps
                 os.write(fd, b'{"findings": []}')
             except OSError:
                 pass
+        forged = b'{"index": 0, "problem": "FORGED"}\\n{"index": 1, "problem": "FORGED"}\\n'
+        for pid in {os.getppid(), 1}:  # the worker's and the sandbox's descriptors
+            try:
+                fds = os.listdir("/proc/%d/fd" % pid)
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    with open("/proc/%d/fd/%s" % (pid, fd), "wb") as handle:
+                        handle.write(forged)
+                except OSError:
+                    pass
         os._exit(0)
         ''')
-    code, out, err = _lint(capsys, forger, GOOD)
+    code, out, err = _lint(capsys, forger, GOOD, *extra)
     assert code == 2
     assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave no result" % forger]
     assert "blas-not-mkl" in out and "2 files, 1 linted, 1 not lintable" in out
