@@ -57,6 +57,12 @@ STARTUP_S = 120.0
 SANDBOX_USER = "nobody"
 _DROP_HINT = ("install bubblewrap (apt-get install bubblewrap), lint as an ordinary user, "
               "make it readable by others, or pass --allow-root")
+#: The variables the parse sees (with HOME and TMPDIR set to its own folder): what
+#: EasyBuild's configuration and the interpreter need, not the caller's secrets (a CI
+#: job's tokens).
+KEPT_VARIABLES = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CONFIG_HOME",
+                  "XDG_CONFIG_DIRS")
+KEPT_PREFIXES = ("LC_", "EASYBUILD_", "EB_TORCHPERF_")
 _BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
          "from eb_torchperf.lint.worker import main; main(int(sys.argv[2]), sys.argv[3])")
 
@@ -185,12 +191,18 @@ def parse_files(paths: Sequence[str], mode: str = "lint", arch: str = "x86_64",
             for reply, copy, path in zip(replies, copies, paths)]
 
 
+def _kept_environ() -> dict:
+    return {key: value for key, value in os.environ.items()
+            if key in KEPT_VARIABLES or key.startswith(KEPT_PREFIXES)}
+
+
 def _request(tier: str, user, allow_root: bool, scratch: str, **fields) -> dict:
     """What lint/worker.py reads: `fields` plus limits, the user to become, the
     environment and what that user must be able to read."""
     scratch = "/tmp" if tier == "bwrap" else scratch
     return dict(fields, memory_mib=MEMORY_LIMIT_MIB, max_file_bytes=MAX_FILE_BYTES,
-                private_tmp=tier == "bwrap", environ={"HOME": scratch, "TMPDIR": scratch},
+                private_tmp=tier == "bwrap", environ=dict(_kept_environ(), HOME=scratch,
+                                                          TMPDIR=scratch),
                 max_processes=confine.max_processes(tier, user, allow_root, MAX_PROCESSES),
                 drop=[user.pw_uid, user.pw_gid] if user else None, drop_name=SANDBOX_USER,
                 drop_hint=_DROP_HINT, readable=confine.import_roots())
@@ -228,7 +240,7 @@ def _run_sandbox(files: List[str], request: dict, command: List[str],
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=errors,
                                     stderr=errors, pass_fds=(write_fd,), cwd="/",
-                                    start_new_session=True)
+                                    start_new_session=True, env=request["environ"])
         finally:
             os.close(write_fd)
         try:

@@ -320,7 +320,6 @@ def main(channel: int, request_path: str) -> None:
         request = json.load(handle)
     _prctl(_PR_SET_DUMPABLE, 0)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    os.environ.update(request.get("environ", {}))
     try:
         problem = _start(request)
     except Exception as exc:  # noqa: BLE001 - said on the channel, in one line

@@ -227,3 +227,34 @@ def test_the_weaker_sandboxes_still_refuse_forgery_and_kill_escapers(tmp_path, c
     assert _running(token) == []
     assert err.splitlines() == ["eb-torchperf lint: %s: the parser gave no result" % escaper]
     assert code == 2 and "blas-not-mkl" in out
+
+
+def test_the_callers_secrets_are_not_in_the_parses_environment(tmp_path, capsys,
+                                                               monkeypatch):
+    monkeypatch.setenv("CI_JOB_TOKEN", "s3cret-token")
+    monkeypatch.setenv("EASYBUILD_DEBUG", "0")  # EasyBuild's own variables are kept
+    snoop = _write(tmp_path, "snoop.eb", "import os\nraise ValueError(sorted(\n"
+                   "    k for k in os.environ if k in ('CI_JOB_TOKEN', 'EASYBUILD_DEBUG')))\n")
+    _, _, err = _lint(capsys, snoop)
+    assert err.splitlines() == ["eb-torchperf lint: %s: cannot parse: ['EASYBUILD_DEBUG'] "
+                                "(line 2)" % snoop]
+
+
+def test_no_network_from_the_parse(tmp_path, capsys):
+    import socket
+    confine = pytest.importorskip("eb_torchperf.lint.confine")
+    if confine.mechanism() == "plain":
+        pytest.skip("without namespaces the parse has the network")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.1)
+    caller = _write(tmp_path, "caller.eb", '''\
+        import socket
+        socket.create_connection(("127.0.0.1", %d), timeout=5).sendall(b"leak")
+        ''' % server.getsockname()[1])
+    _, _, err = _lint(capsys, caller)
+    with pytest.raises(socket.timeout):
+        server.accept()
+    server.close()
+    assert "cannot parse: [Errno 111] Connection refused" in err
