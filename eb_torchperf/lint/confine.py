@@ -69,7 +69,8 @@ def bwrap_view(trees: Sequence[str], hide_private: bool) -> List[str]:
     read-only at their own paths; with `hide_private`, every folder above a tree that
     others cannot enter becomes an empty one holding only the trees (root parsing as
     `nobody`).  Mounts are ordered parents first."""
-    trees = sorted({os.path.abspath(t) for t in trees if os.path.exists(t)} - {"/"})
+    trees = sorted({os.path.abspath(t) for t in trees if os.path.exists(t)}
+                   - {"/", "/tmp", "/proc", "/dev"})  # the sandbox's own
     mounts = {("/tmp", "0tmp")}
     for tree in trees:
         mounts.add((tree, "1bind"))

@@ -177,12 +177,13 @@ def test_bwrap_view_replaces_private_folders_and_binds_the_trees_back(tmp_path):
     tree = shut / "a" / "venv"
     tree.mkdir(parents=True)
     os.chmod(shut, 0o700)
-    args = bwrap_view(["/", str(tree)], hide_private=True)
+    args = bwrap_view(["/", "/tmp", str(tree)], hide_private=True)  # "/tmp": a cwd
     joined = " ".join(args)
     tmpfs, folder, bind = ("--tmpfs %s" % shut, "--dir %s" % (shut / "a"),
                            "--ro-bind %s %s" % (tree, tree))
     assert joined.index(tmpfs) < joined.index(folder) < joined.index(bind)
     assert args[:3] == ["--ro-bind", "/", "/"] and joined.count("--ro-bind / /") == 1
+    assert "--ro-bind /tmp /tmp" not in joined  # the sandbox's /tmp stays its own
     assert tmpfs not in " ".join(bwrap_view([str(tree)], hide_private=False))
 
 
