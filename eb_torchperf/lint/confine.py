@@ -12,6 +12,8 @@ import subprocess
 import sys
 from typing import List, Optional, Sequence
 
+#: Bytes the sandbox's /tmp (memory) may hold: EasyBuild's logs, the parse's HOME.
+TMP_BYTES = 256 * 2 ** 20
 _NAMESPACES = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
 
@@ -31,12 +33,16 @@ def mechanism() -> str:
     true = shutil.which("true") or "/bin/true"
     bwrap = shutil.which("bwrap")
     if bwrap and _works([bwrap, "--ro-bind", "/", "/", *_user_flags(False), *_NAMESPACES,
-                         "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", true]):
+                         "--proc", "/proc", "--dev", "/dev", *_tmp(), "/tmp", true]):
         return "bwrap"
     unshare = shutil.which("unshare")
     if unshare and _works([unshare, *_unshare_flags(), true]):
         return "unshare"
     return "plain"
+
+
+def _tmp() -> List[str]:
+    return ["--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs"]
 
 
 def _user_flags(allow_root: bool) -> List[str]:
@@ -81,7 +87,8 @@ def bwrap_view(trees: Sequence[str], hide_private: bool) -> List[str]:
                if _in_tmpfs(folder, mounts)}
     args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     for path, kind in sorted(mounts, key=lambda m: (m[0].count("/"), m[1], m[0])):
-        args += {"0tmp": ["--perms", "1777", "--tmpfs", path], "0tmpfs": ["--tmpfs", path], "0dir": ["--perms", "0755", "--dir", path],
+        args += {"0tmp": [*_tmp(), path], "0tmpfs": ["--size", "1", "--tmpfs", path],
+                 "0dir": ["--perms", "0755", "--dir", path],
                  "1bind": ["--ro-bind", path, path]}[kind]
     return args
 

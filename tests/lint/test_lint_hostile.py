@@ -259,3 +259,20 @@ def test_no_network_from_the_parse(tmp_path, capsys):
         server.accept()
     server.close()
     assert "cannot parse: [Errno 111] Connection refused" in err
+
+
+def test_filling_the_sandboxs_tmp_stops_at_its_size(tmp_path, capsys, monkeypatch):
+    confine = pytest.importorskip("eb_torchperf.lint.confine")
+    if confine.mechanism() != "bwrap":
+        pytest.skip("the size limit needs bubblewrap")
+    monkeypatch.setattr(confine, "TMP_BYTES", 8 * 2 ** 20)
+    filler = _write(tmp_path, "filler.eb", '''\
+        import os, tempfile
+        for index in range(4):
+            with open(os.path.join(tempfile.gettempdir(), "fill%d" % index), "wb") as out:
+                out.write(bytes(4 * 2 ** 20))
+        ''')
+    code, out, err = _lint(capsys, filler, GOOD)
+    assert err.splitlines() == ["eb-torchperf lint: %s: cannot parse: [Errno 28] No space left "
+                                "on device (line 4)" % filler]
+    assert code == 2 and "blas-not-mkl" in out  # the next file had its /tmp emptied
