@@ -51,6 +51,8 @@ MEMORY_LIMIT_MIB = 4096
 MAX_PROCESSES = 64
 #: Files parsed by one sandbox (EasyBuild is configured once per sandbox).
 BATCH_SIZE = 200
+#: Sandboxes run side by side: one per CPU this process may use, at most 4.
+PARALLEL = max(1, min(4, len(os.sched_getaffinity(0))))
 #: Seconds a sandbox may take to start and configure EasyBuild.
 STARTUP_S = 120.0
 #: The unprivileged user root parses as.
@@ -210,15 +212,29 @@ def _request(tier: str, user, allow_root: bool, scratch: str, **fields) -> dict:
 
 def _parse_all(copies: List[object], request: dict, command: List[str],
                workdir: str) -> List[dict]:
-    """Replies for every copy: batches of BATCH_SIZE, a fresh sandbox after one died."""
+    """Replies for every copy: the files shared among up to PARALLEL sandboxes side by
+    side, at most BATCH_SIZE per sandbox."""
+    from concurrent.futures import ThreadPoolExecutor
     replies: List[Optional[dict]] = [c if isinstance(c, dict) else None for c in copies]
     pending = [i for i, reply in enumerate(replies) if reply is None]
-    while pending:
-        batch = pending[:BATCH_SIZE]
-        got = _run_sandbox([copies[i] for i in batch], request, command, workdir)
-        for index, reply in zip(batch, got):
-            replies[index] = reply
-        pending = pending[len(got):]
+    share = min(BATCH_SIZE, -(-len(pending) // PARALLEL)) or 1
+    chunks = [pending[i:i + share] for i in range(0, len(pending), share)]
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        done = pool.map(lambda chunk: _parse_chunk(chunk, copies, request, command, workdir),
+                        chunks)
+        for chunk, got in zip(chunks, done):
+            for index, reply in zip(chunk, got):
+                replies[index] = reply
+    return replies
+
+
+def _parse_chunk(chunk: List[int], copies: List[object], request: dict, command: List[str],
+                 workdir: str) -> List[dict]:
+    """The replies for `chunk` (indices into `copies`): a fresh sandbox after one died."""
+    replies: List[dict] = []
+    while len(replies) < len(chunk):
+        replies += _run_sandbox([copies[i] for i in chunk[len(replies):]], request, command,
+                                workdir)
     return replies
 
 
@@ -230,9 +246,11 @@ def _run_sandbox(files: List[str], request: dict, command: List[str],
     Raises:
         ConfigError: the sandbox or EasyBuild could not start (one line).
     """
-    path = os.path.join(workdir, "in", "request-%d.json" % os.getpid())
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(dict(request, files=files), handle)
+    handle, path = tempfile.mkstemp(prefix="request-", suffix=".json",
+                                    dir=os.path.join(workdir, "in"))
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(dict(request, files=files), out)
+    os.chmod(path, 0o644)
     read_fd, write_fd = os.pipe()
     argv = [*command, sys.executable, "-I", "-c", _BOOT,
             json.dumps([os.path.abspath(p) for p in sys.path]), str(write_fd), path]

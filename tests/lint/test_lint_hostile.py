@@ -125,6 +125,7 @@ def test_a_fork_loop_stops_at_the_process_limit(tmp_path, capsys, monkeypatch):
 
 def test_files_share_one_sandbox_and_one_that_kills_it_costs_only_itself(tmp_path, capsys,
                                                                         monkeypatch):
+    monkeypatch.setattr(sandbox, "PARALLEL", 1)
     starts = []
     real = sandbox._run_sandbox
     monkeypatch.setattr(sandbox, "_run_sandbox",
@@ -137,6 +138,19 @@ def test_files_share_one_sandbox_and_one_that_kills_it_costs_only_itself(tmp_pat
     assert err.splitlines() == ["eb-torchperf lint: %s: the parser ended or stopped its "
                                 "sandbox (parsing it again in a fresh one is not tried)"
                                 % killer]
+
+
+def test_sandboxes_side_by_side_keep_the_files_order(capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "PARALLEL", 2)
+    starts = []
+    real = sandbox._run_sandbox
+    monkeypatch.setattr(sandbox, "_run_sandbox",
+                        lambda files, *rest: starts.append(len(files)) or real(files, *rest))
+    files = [GOOD, DATA / "PyTorch-2.9.1-imkl.eb", GOOD, DATA / "PyTorch-2.9.1-acl.eb"]
+    code, out, err = _lint(capsys, "--format", "json", *files)
+    import json
+    assert sorted(starts) == [2, 2] and err == ""
+    assert [f["path"] for f in json.loads(out)["files"]] == [str(f) for f in files]
 
 
 def test_a_python_under_a_folder_nobody_cannot_enter(tmp_path):
