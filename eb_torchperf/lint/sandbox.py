@@ -7,7 +7,7 @@ easyconfig runs the pull request's code.  The sandbox is the best this machine o
 tried in this order (`mechanism()`):
 
 1. "bwrap" (bubblewrap, Debian package `bubblewrap`): the whole file system read-only,
-   a private /tmp, no network (`--unshare-net`), own pid, IPC and UTS namespaces (every
+   a private /tmp of confine.TMP_BYTES in memory, no network (`--unshare-net`), own pid, IPC and UTS namespaces (every
    process the parse started dies with the sandbox), `--die-with-parent`,
    `--new-session`.  An ordinary user runs it in a user namespace with no capabilities.
    Root (unless `allow_root`) parses as the user `nobody`: folders on the way to the
@@ -20,8 +20,9 @@ tried in this order (`mechanism()`):
    `nobody` when `nobody` can read the interpreter (else one line says what to do).
 3. "plain": a child process only; root parses as `nobody` as in 2.
 
-In every case: the files are parsed from copies; each file's child has limits on CPU
-seconds, memory (MEMORY_LIMIT_MIB), processes (MAX_PROCESSES) and file size, a wall-clock
+In every case: the files are parsed from copies, with only KEPT_VARIABLES of the
+environment; the worker's memory and descriptors are out of the child's reach (not
+dumpable); each file's child has limits on CPU seconds, memory (MEMORY_LIMIT_MIB), processes (MAX_PROCESSES) and file size, a wall-clock
 deadline, no descriptor but its own result pipe, and everything it started is killed
 when it ends.  A file that kills its sandbox costs only itself: the rest are parsed in a
 fresh one.  The result is the same whoever runs it (root, root with a Python under
@@ -67,6 +68,7 @@ KEPT_VARIABLES = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CONF
 KEPT_PREFIXES = ("LC_", "EASYBUILD_", "EB_TORCHPERF_")
 _BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
          "from eb_torchperf.lint.worker import main; main(int(sys.argv[2]), sys.argv[3])")
+
 
 def check_timeout(timeout_s: float) -> float:
     """`timeout_s` when it is a finite number of seconds > 0.
