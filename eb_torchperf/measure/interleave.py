@@ -35,114 +35,16 @@ from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.measure.isolation import SAME_TORCH_HINT, reference_overrides, same_torch_problem
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.probe import registry
-from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
+    MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores)
+from eb_torchperf.measure.runner import ProbeBundle, Worker
+from eb_torchperf.measure.zygote import Zygote
+from eb_torchperf.measure import contention as busy
+from eb_torchperf.probe import contention as counters
 
 
 #: The error message of an audit stopped by Ctrl-C or SIGTERM.
 INTERRUPTED = "audit interrupted"
-
-
-@dataclasses.dataclass(frozen=True)
-class RunnerOptions:
-    """How long and how often to measure.
-
-    Attributes:
-        pairs: fresh worker pairs (processes) the suite is repeated over.
-        block_s: timed seconds per block (one side, one round).
-        warmup_s: untimed seconds before each block.
-        settle_s: pause after each block, for the other side's spinning threads to sleep.
-        min_rounds, max_rounds: rounds per benchmark and pair.
-        bench_budget_s: rounds stop once a benchmark has used this long in one pair
-            (both sides, after min_rounds): a slow build cannot make the suite slow.
-        min_sample_s: calibration target for one sample.
-        request_timeout_s: a worker silent this long is taken as hung and killed.
-        start_timeout_s: deadline for `import torch` in a worker.
-        allow_same_torch: an A/A run: both sides may load one torch installation
-            (otherwise the audit stops with ConfigError before measuring).
-        keep_reference_env: the reference keeps the target's Python path settings
-            (PYTHONPATH, EBPYTHONPREFIXES, ...; see isolation.isolating_overrides).
-        max_pairs: with a reference, after `pairs` pairs the rows whose 95 % interval
-            is wider than ±target_half_width (and does not exclude the A/A floor band)
-            get more fresh pairs, up to max_pairs in all (max_pairs == pairs: none).
-        row_budget_s: wall seconds per planned row for the whole audit (the budget is
-            row_budget_s x rows, so a plan with GPU rows gets more); no extra pair is
-            started past it, and an extra pair takes only the widest rows whose
-            measured cost fits.  None: no extra pairs.
-        min_audit_budget_s: the extra-pair budget of an audit of few rows is at least
-            this (seconds), so a one-row `--only` audit can still narrow its row.
-        target_half_width: the stated precision target, ±5 % (the same as
-            analysis.precision.ADAPTIVE_HALF_WIDTH; a test holds them equal).
-        rotate_cpus: one-thread rows (registry.Benchmark.single_threaded) run with both
-            sides' calling thread on the same CPU in a round, the next CPU in the next
-            round (probe.worker.calling_thread_on); False leaves placement to the OS.
-    """
-
-    pairs: int = 2
-    block_s: float = 0.04
-    warmup_s: float = 0.02
-    settle_s: float = 0.01
-    min_rounds: int = 3
-    max_rounds: int = 12
-    bench_budget_s: float = 1.2
-    min_sample_s: float = 0.002
-    request_timeout_s: float = 300.0
-    start_timeout_s: float = DEFAULT_START_TIMEOUT_S
-    allow_same_torch: bool = False
-    keep_reference_env: bool = False
-    max_pairs: Optional[int] = None
-    row_budget_s: Optional[float] = None
-    min_audit_budget_s: float = 0.0
-    target_half_width: float = 0.05
-    rotate_cpus: bool = True
-
-    def __post_init__(self):
-        if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
-            raise ValueError("pairs and min_rounds must be >= 1, max_rounds >= min_rounds "
-                             "(pairs=%d, min_rounds=%d, max_rounds=%d)"
-                             % (self.pairs, self.min_rounds, self.max_rounds))
-        if self.max_pairs is not None and self.max_pairs < self.pairs:
-            raise ValueError("max_pairs must be >= pairs (max_pairs=%d, pairs=%d)"
-                             % (self.max_pairs, self.pairs))
-        if min(self.block_s, self.bench_budget_s, self.request_timeout_s) <= 0:
-            raise ValueError("block_s, bench_budget_s and request_timeout_s must be > 0")
-
-
-#: Defaults per suite; `full` trades time for tighter intervals (issue fact: three
-#: fresh pairs at 80 s stayed within 3.3 % A/A in 6 of 6 runs).  Since issue 16 the
-#: wide rows get extra fresh pairs within the time budget.  Quick: 16 CPU rows on the
-#: 2-core AVX512 dev machine x 4.2 s = 67 s at most (issue-16 bound: 70 s), blocks of
-#: 15 ms with 10 ms warm-up and 5 ms settle (5 A/A runs at 40/20/10 ms: median interval
-#: half-width 12.1 %; at 15/10/5 ms with the allocator and CPU-rotation fixes 4-5 %,
-#: reports/examples/aa-table-2core-vm.md); the layer rows of suite_cpu_layers run in
-#: `full`.  Five rounds at least in quick and full, an odd number so that a pair's
-#: location (its median round) is one round: on the 16-core H200 host one fresh
-#: reference worker ran its first two softmax blocks at 8.0 and 5.3 ms against 0.33 ms,
-#: and the median of that pair's 4 rounds read 409 % (issue 16, quick --device all A/A).
-#: Seconds an audit of few rows may still spend on extra pairs (the suites'
-#: min_audit_budget_s): a one-row `--only` audit had 4.2 s, which its first 3 pairs used
-#: up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
-#: 52 % [significant] with 6 pairs).
-MIN_AUDIT_BUDGET_S = 20.0
-SUITE_OPTIONS = {
-    "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,
-                           min_rounds=5, bench_budget_s=0.3, max_pairs=8,
-                           row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
-    "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=5, max_rounds=20, bench_budget_s=2.0,
-                          max_pairs=10, row_budget_s=18.0,
-                          min_audit_budget_s=MIN_AUDIT_BUDGET_S),
-    # Whole models (probe/suite_models): one round at least, each row's own 4 s budget;
-    # extra pairs within 20 s per model row for the whole audit: the wheel against itself
-    # on the 2-core VM went from 9 of 14 rows inconclusive (3 pairs, 196 s) to 1 (278 s),
-    # while Debian's torch 1.13 (276 s for its 3 pairs, every row clear of the A/A band)
-    # gets none and stays under 5 minutes (issue 17).
-    "models": RunnerOptions(pairs=3, block_s=0.1, min_rounds=1, max_rounds=8, max_pairs=8,
-                            row_budget_s=20.0, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
-}
-
-
-def allowed_cores() -> int:
-    """CPUs this process may run on (the workers inherit it): the `threads: all` count."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 @dataclasses.dataclass
@@ -153,6 +55,7 @@ class _Side:
     worker: Optional[Worker] = None
     probe: Optional[ProbeResult] = None
     dead: bool = False
+    zygote: Optional[Zygote] = None
 
 
 class _Failed(Exception):
@@ -209,6 +112,9 @@ class AuditRun:
         self.progress = progress or (lambda event, **info: None)
         self.worker_factory = worker_factory
         self.judge = judge
+        #: fork from zygotes: only with real workers (tests inject fakes)
+        self.fork = self.options.fork and worker_factory is Worker
+        self.modes: Dict[str, str] = {}  # side label -> "fork" | "spawn" (+ why)
         self.results: List[BenchResult] = []
         self.skipped: List[dict] = []
         self.errors: List[dict] = []
@@ -255,6 +161,7 @@ class AuditRun:
             complete = False
         finally:
             with interrupts.held(raise_after=False) as late:
+                self._close_zygotes_now()
                 bundle.__exit__(None, None, None)
         if late.interrupted and complete:
             self.errors.append({"side": None, "python": None, "pair": pair,
@@ -268,7 +175,13 @@ class AuditRun:
             target=by_label.get("target"), reference=by_label.get("reference"),
             results=tuple(self.results), skipped=tuple(self.skipped), errors=tuple(self.errors),
             complete=complete, wall_s=time.monotonic() - started, created_utc=created,
-            host=socket.gethostname())
+            host=socket.gethostname(), conditions=self.conditions())
+
+    def _close_zygotes_now(self) -> None:
+        for side in self.sides:
+            if side.zygote is not None:
+                zygote, side.zygote = side.zygote, None
+                zygote.close()
 
     def _close_workers(self, kill: bool = False) -> None:
         """Shut down (or, after an interrupt, kill) the workers of the current pair.
@@ -295,11 +208,16 @@ class AuditRun:
     def _start_workers(self, bundle_dir: str, pair: int) -> None:
         # Odd pairs start the reference first: whichever process starts first may settle
         # on another core or memory layout, and alternating cancels that over pairs.
-        # Both are spawned before either is waited for: the imports overlap, so a pair
-        # costs one torch import, and more fresh pairs fit the budget (issue 16).
+        # Both are started before either is waited for: the imports overlap, so a pair
+        # costs one torch import (issue 16); with zygotes a fork each (issue 26).
         order = self.sides if pair % 2 == 0 else list(reversed(self.sides))
+        if self.fork and pair % self.options.zygote_pairs == 0:
+            self._start_zygotes(bundle_dir, order)
         for side in order:
             self.progress("start", side=side.label, python=side.python, pair=pair)
+            if side.zygote is not None:
+                side.worker = side.zygote.fork_worker(side.label)
+                continue
             side.worker = self.worker_factory(side.python, bundle_dir, side.label, side.env,
                                               self.options.start_timeout_s)
             if hasattr(side.worker, "spawn"):
@@ -312,6 +230,43 @@ class AuditRun:
             if side.probe is None:
                 facts = side.worker.request("facts", self.options.request_timeout_s)["facts"]
                 side.probe = ProbeResult.from_facts(side.label, side.python, facts)
+
+    def _start_zygotes(self, bundle_dir: str, order: List[_Side]) -> None:
+        """Fresh zygotes for every side (imports overlapping); a side whose zygote is
+        not fork safe spawns its workers from then on (self.modes says why)."""
+        self._close_zygotes()
+        for side in order:
+            if self.modes.get(side.label, "fork") == "fork":
+                side.zygote = Zygote(side.python, bundle_dir, side.label, side.env,
+                                     self.options.start_timeout_s)
+                side.zygote.spawn()
+        for side in order:
+            if side.zygote is None:
+                continue
+            side.zygote.wait_started()
+            if side.zygote.fork_safe:
+                self.modes[side.label] = "fork"
+            else:
+                self.modes[side.label] = "spawn: " + side.zygote.reason
+                self.progress("spawn", side=side.label, reason=side.zygote.reason)
+                side.zygote.close()
+                side.zygote = None
+
+    def _close_zygotes(self) -> None:
+        with interrupts.held():
+            self._close_zygotes_now()
+
+    def conditions(self) -> dict:
+        """AuditResult.conditions: worker mode, allowed CPUs, host load summary."""
+        modes = [self.modes.get(s.label, "spawn") for s in self.sides]
+        mode = "fork" if all(m == "fork" for m in modes) else "spawn"
+        conditions = {"worker_mode": mode, "allowed_cpus": allowed_cores(),
+                      "zygote_pairs": self.options.zygote_pairs if mode == "fork" else None}
+        why = sorted({m[len("spawn: "):] for m in modes if m.startswith("spawn: ")})
+        if why:
+            conditions["spawn_reason"] = "; ".join(why)
+        conditions.update(busy.host_load(r.contention for r in self.results))
+        return conditions
 
     def _extra_plan(self, started: float) -> List[Tuple[str, dict]]:
         """The rows an extra pair measures: those still wider than the target, widest
@@ -375,6 +330,7 @@ class AuditRun:
         opts = self.options
         numbers, blocks = {}, {s.label: [] for s in sides}
         extra = {s.label: {} for s in sides}
+        load = {s.label: {} for s in sides}
         kernels = {}
         # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
         # side that prepares last is the warmer one, and with an odd number of rounds the
@@ -386,7 +342,7 @@ class AuditRun:
                                 min_sample_s=opts.min_sample_s, kernels=pair == 0)
                 numbers[side.label] = prep["number"]
                 kernels[side.label] = tuple(prep.get("kernels") or ())
-            self._rounds(name, params, ordered, numbers, blocks, extra)
+            self._rounds(name, params, ordered, numbers, blocks, extra, load)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})
@@ -403,9 +359,9 @@ class AuditRun:
                 number_per_run=numbers[side.label],
                 blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
                 extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()},
-                kernels=kernels[side.label]))
+                kernels=kernels[side.label], contention=busy.fractions(load[side.label])))
 
-    def _rounds(self, name, params, sides, numbers, blocks, extra) -> None:
+    def _rounds(self, name, params, sides, numbers, blocks, extra, load) -> None:
         opts = self.options
         bench = registry.REGISTRY[name]
         min_rounds = min(opts.min_rounds, bench.min_rounds or opts.min_rounds)
@@ -422,6 +378,8 @@ class AuditRun:
                                  number=numbers[side.label], warmup_s=opts.warmup_s,
                                  block_s=opts.block_s, **fields)
                 blocks[side.label].append(reply["times_s"])
+                if isinstance(reply.get("contention"), dict):
+                    load[side.label] = counters.add(load[side.label], reply["contention"])
                 for metric, values in reply.get("extra_s", {}).items():
                     extra[side.label].setdefault(metric, []).append(values)
                 time.sleep(opts.settle_s)

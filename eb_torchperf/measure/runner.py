@@ -157,7 +157,7 @@ class Worker:
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=self._stderr, stderr=self._stderr,
-                pass_fds=(write_fd,), start_new_session=True, env=env)
+                pass_fds=(write_fd,) + self.extra_fds(), start_new_session=True, env=env)
         except OSError as exc:
             os.close(read_fd)
             raise ProbeError("%s %s: cannot start: %s" % (self.label, self.python,
@@ -166,6 +166,10 @@ class Worker:
         finally:
             os.close(write_fd)
         self._reply_fd = read_fd
+
+    def extra_fds(self) -> tuple:
+        """More descriptors the process inherits (a zygote's socket); none here."""
+        return ()
 
     def wait_started(self) -> dict:
         """Wait for the hello of a spawned worker; see start()."""

@@ -1,4 +1,5 @@
-"""Entry point in the target: `python -s -m ebtp_probe --out FILE | --worker --reply-fd N`.
+"""Entry point in the target: `python -s -m ebtp_probe --out FILE | --worker --reply-fd N |
+--zygote --reply-fd N --fd-socket M` (probe.zygote).
 
 `--out FILE` collects facts once and writes one JSON document (the threadpoolctl
 `python -m threadpoolctl` shape); diagnostics go to stderr.  Exit status is non-zero
@@ -29,7 +30,13 @@ def main(argv=None):
     parser.add_argument("--out", help="write the facts JSON here ('-' for stdout)")
     parser.add_argument("--worker", action="store_true", help="serve benchmark requests")
     parser.add_argument("--reply-fd", type=int, help="file descriptor for worker replies")
+    parser.add_argument("--zygote", action="store_true",
+                        help="import torch once, fork workers on request")
+    parser.add_argument("--fd-socket", type=int, help="Unix socket the zygote gets fds on")
     args = parser.parse_args(argv)
+    if args.zygote:
+        from .zygote import main as zygote_main
+        return zygote_main(args.reply_fd, args.fd_socket)
     if args.worker:
         from .worker import main as worker_main
         return worker_main(args.reply_fd)

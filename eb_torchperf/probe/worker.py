@@ -5,7 +5,8 @@ descriptor given by `--reply-fd` (not stdout: torch and user site code may print
 The first reply is a hello, or an import failure.  Every request gets exactly one
 reply `{"ok": true, ...}` or `{"ok": false, "exc_type": ..., "message": ...}`; a
 failing request does not end the worker.  A run reply holds `times_s` (seconds per
-call, one per sample) and, for benchmarks whose callable has `.extra()`, `extra_s`
+call, one per sample), `contention` (probe.contention.delta over the warm-up and the
+block: how busy the allowed CPUs were) and, for benchmarks whose callable has `.extra()`, `extra_s`
 (metric -> one value per sample, seconds per call).  Ops: facts, availability, prepare, run,
 release, profile, quit.
 """
@@ -16,6 +17,7 @@ import os
 import sys
 
 from . import allocator
+from . import contention
 from . import facts as facts_mod
 from . import facts_more
 from . import profile, registry, timing
@@ -165,12 +167,13 @@ def op_run(state, req):
     bench = registry.REGISTRY[req["bench"]]
     sync = state.sync_for(bench)
     after_sample, extra = _extra_collector(state.fn)
+    before = contention.snapshot()
     with pinned_threads(state.torch, req.get("params", {})), calling_thread_on(req.get("cpu_slot")):
         timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
         times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
                                      req.get("min_samples", 1), sync=sync,
                                      after_sample=after_sample)
-    reply = {"times_s": times}
+    reply = {"times_s": times, "contention": contention.delta(before, contention.snapshot())}
     if extra:
         reply["extra_s"] = extra
     return reply

@@ -12,6 +12,10 @@ Schema history (SCHEMA_VERSION):
   2 (2026-12-01, later): additive: BenchResult.kernels (the ATen kernels that held one
     call's time, for rows that record them: probe.profile.call_kernels); documents
     without it still load (empty).
+  3 (2026-12-02): additive: BenchResult.contention (how busy the allowed CPUs were
+    while that result was measured: other_cpu, steal, self_cpu, runq;
+    measure.contention) and AuditResult.conditions (worker_mode fork/spawn, host load
+    summary, allowed_cpus); documents without them load (empty: not measured).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -29,9 +33,9 @@ from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.probe.registry import WORK_UNITS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Versions this module reads (older ones lack only additive fields).
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 SIDES = ("target", "reference")
 
 
@@ -58,6 +62,10 @@ class BenchResult:
         kernels: the ATen operators that held the time of one profiled call, largest
             first (registry.Benchmark.records_kernels; first pair only), e.g.
             ("aten::_slow_conv2d_forward",).  Empty for most.
+        contention: how busy the allowed CPUs were over this result's warm-ups and
+            blocks (measure.contention.fractions): other_cpu, steal (fractions 0..1),
+            self_cpu (own CPU s per wall s), runq (tasks waiting beyond the CPUs); a
+            missing key was not measured.
 
     Raises:
         ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
@@ -74,6 +82,7 @@ class BenchResult:
     work_unit: str
     extra_s: Dict[str, Tuple[Tuple[float, ...], ...]] = dataclasses.field(default_factory=dict)
     kernels: Tuple[str, ...] = ()
+    contention: Dict[str, float] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if self.side not in SIDES:
@@ -122,6 +131,7 @@ class BenchResult:
         data["extra_s"] = {k: tuple(tuple(b) for b in v)
                            for k, v in (data.get("extra_s") or {}).items()}
         data["kernels"] = tuple(data.get("kernels") or ())
+        data["contention"] = dict(data.get("contention") or {})
         return cls(**data)
 
 
@@ -192,6 +202,10 @@ class AuditResult:
         findings: diagnosis results (filled by diagnose; empty until then).
         wall_s: wall time of the whole audit, seconds.
         created_utc: ISO 8601 time the audit started.
+        conditions: how it was measured: worker_mode ("fork" or "spawn"),
+            allowed_cpus, the host load summary (measure.contention.host_load:
+            other_cpu_median, other_cpu_max, busy, ...), waited_idle_s; {} for
+            documents before schema 3.
     """
 
     suite: str
@@ -207,6 +221,7 @@ class AuditResult:
     created_utc: str = ""
     host: str = ""
     tool_version: str = __version__
+    conditions: Dict[str, object] = dataclasses.field(default_factory=dict)
 
     def results_for(self, side: str) -> List[BenchResult]:
         """The results of one side, in measurement order."""
@@ -222,6 +237,7 @@ class AuditResult:
             "results": [r.to_json() for r in self.results],
             "skipped": list(self.skipped), "errors": list(self.errors),
             "findings": [f.to_json() for f in self.findings],
+            "conditions": dict(self.conditions),
         }
 
     @classmethod
@@ -254,7 +270,8 @@ class AuditResult:
                 complete=bool(data.get("complete", True)),
                 findings=tuple(Finding.from_json(f) for f in data.get("findings", ())),
                 wall_s=float(data.get("wall_s", 0.0)), created_utc=data.get("created_utc", ""),
-                host=data.get("host", ""), tool_version=data.get("tool_version", ""))
+                host=data.get("host", ""), tool_version=data.get("tool_version", ""),
+                conditions=dict(data.get("conditions") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise SchemaError("malformed results document: %s: %s"
                               % (type(exc).__name__, exc)) from None

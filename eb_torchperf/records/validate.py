@@ -251,7 +251,8 @@ BLOCKS = ListOf(ListOf(Num(positive=True), min_items=1), min_items=1)
 BENCH_RESULT = Obj(required={
     "bench": Str(), "params": PARAMS, "side": Enum("target", "reference"), "pair": Int(0),
     "number_per_run": Int(1), "blocks_s": BLOCKS, "work": Num(), "work_unit": Str()},
-    optional={"extra_s": Opt(MapOf(BLOCKS)), "kernels": Opt(ListOf(Str()))})
+    optional={"extra_s": Opt(MapOf(BLOCKS)), "kernels": Opt(ListOf(Str())),
+              "contention": Opt(MapOf(Num()))})
 
 FINDING = Obj(required={
     "rule_id": Str(), "severity": Enum("info", "warning", "error"), "title": Str(),
@@ -275,11 +276,12 @@ RESULTS = Obj(required={"schema_version": Int(), "suite": Str()}, optional={
     "tool_version": Str(), "created_utc": Str(), "host": Str(), "options": RUNNER_OPTIONS,
     "wall_s": Num(), "complete": Bool(), "target": Opt(PROBE), "reference": Opt(PROBE),
     "results": ListOf(BENCH_RESULT), "skipped": ListOf(SKIPPED), "errors": ListOf(ERROR),
-    "findings": ListOf(FINDING), "analysis": Opt(MapOf(Any()))})
+    "findings": ListOf(FINDING), "analysis": Opt(MapOf(Any())),
+    "conditions": Opt(MapOf(Any()))})
 
 
 def check_results(document) -> None:
-    """SchemaError unless `document` is a well-typed results document (schema 1 or 2)."""
+    """SchemaError unless `document` is a well-typed results document (schema 1 to 3)."""
     check(document, RESULTS)
 
 

@@ -1,0 +1,98 @@
+"""How busy the host was while a row was measured: fractions from the workers' counters.
+
+Each `run` reply carries probe.contention.delta over its warm-up and block; the runner
+sums them per side and pair (probe.contention.add) and `fractions` turns the sum into
+BenchResult.contention:
+- other_cpu: share (0..1) of the allowed CPUs' time that other processes used:
+  (busy ticks on the allowed CPUs - this worker's own CPU time) / (wall x CPUs);
+- steal: share of the allowed CPUs' ticks the hypervisor gave to other guests;
+- self_cpu: the worker's own CPU seconds per wall second (1.0 = one busy thread);
+- runq: mean runnable tasks waiting beyond the allowed CPUs: /proc/schedstat run delay
+  per wall second where the kernel has it, else /proc/stat procs_running (system-wide,
+  read before and after each block) minus the allowed CPUs.
+/proc/stat counts in ticks of 10 ms (USER_HZ 100): one block of 25 ms is coarse, the
+sum over a row's blocks is not.  Thresholds (`contended`) are module constants.
+"""
+
+import statistics
+from typing import Dict, Iterable, Mapping, Optional
+
+#: Other processes used more than this share of the allowed CPUs: the row was measured
+#: under contention.  10 %: on 2 cores, one competing thread a fifth of the time; on
+#: the 16-core H200 host idle, the quick audit's rows read 0-3 % (docs/measurement.md).
+BUSY_OTHER_CPU = 0.10
+#: Steal above this share: the hypervisor ran other guests on our CPUs.
+BUSY_STEAL = 0.05
+#: More than this many runnable tasks waited, on average, beyond the allowed CPUs.
+BUSY_RUNQ = 1.0
+
+
+def fractions(raw: Mapping[str, float]) -> Dict[str, float]:
+    """BenchResult.contention from summed probe.contention deltas; keys whose
+    counters were not read are left out ({} for an empty or zero-wall sum)."""
+    wall, cpus = raw.get("wall", 0.0), raw.get("cpus", 0)
+    if wall <= 0 or cpus <= 0:
+        return {}
+    out = {"self_cpu": raw.get("own_cpu", 0.0) / wall}
+    tick = raw.get("tick_s", 0.01)
+    if "busy_ticks" in raw:
+        other = raw["busy_ticks"] * tick - raw.get("own_cpu", 0.0)
+        out["other_cpu"] = min(1.0, max(0.0, other / (wall * cpus)))
+    if raw.get("total_ticks"):
+        out["steal"] = max(0.0, raw.get("steal_ticks", 0) / raw["total_ticks"])
+    if "run_delay_ns" in raw:
+        out["runq"] = max(0.0, raw["run_delay_ns"] * 1e-9 / wall)
+    elif raw.get("running_n"):
+        out["runq"] = max(0.0, raw["running_sum"] / raw["running_n"] - cpus)
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def contended(contention: Mapping[str, float]) -> bool:
+    """True when a row's contention (BenchResult.contention) passes any threshold."""
+    return (contention.get("other_cpu", 0.0) > BUSY_OTHER_CPU
+            or contention.get("steal", 0.0) > BUSY_STEAL
+            or contention.get("runq", 0.0) > BUSY_RUNQ)
+
+
+def host_load(contentions: Iterable[Mapping[str, float]]) -> Dict[str, object]:
+    """AuditResult.conditions' load summary over every result's contention:
+    other_cpu_median, other_cpu_max, steal_max, runq_median, contended_results,
+    busy (the median other-CPU share or steal passes its threshold); {} when nothing
+    was measured."""
+    rows = [c for c in contentions if c]
+    if not rows:
+        return {}
+    other = [c["other_cpu"] for c in rows if "other_cpu" in c]
+    runq = [c["runq"] for c in rows if "runq" in c]
+    steal = [c["steal"] for c in rows if "steal" in c]
+    summary = {"contended_results": sum(contended(c) for c in rows), "results": len(rows)}
+    if other:
+        summary.update(other_cpu_median=round(statistics.median(other), 4),
+                       other_cpu_max=round(max(other), 4))
+    if runq:
+        summary["runq_median"] = round(statistics.median(runq), 3)
+    if steal:
+        summary["steal_max"] = round(max(steal), 4)
+    summary["busy"] = bool(_median_or(other) > BUSY_OTHER_CPU
+                           or _median_or(steal) > BUSY_STEAL
+                           or _median_or(runq) > BUSY_RUNQ)
+    return summary
+
+
+def _median_or(values, default: float = 0.0) -> float:
+    return statistics.median(values) if values else default
+
+
+def worst(contentions: Iterable[Mapping[str, float]]) -> Dict[str, float]:
+    """Key by key, the largest value over several results' contention (a row's two
+    sides and its pairs); {} when none was measured."""
+    out: Dict[str, float] = {}
+    for c in contentions:
+        for key, value in c.items():
+            out[key] = max(out.get(key, value), value)
+    return out
+
+
+def idle_enough(load: Optional[Mapping[str, object]]) -> bool:
+    """True when a host-load summary (host_load) does not say busy."""
+    return not (load or {}).get("busy", False)
