@@ -2,7 +2,8 @@
 
 A wrapper script runs a real interpreter with a `sitecustomize` on PYTHONPATH that
 replaces sys.stdin (where the worker reads its requests) by a reader that kills the
-process with SIGSEGV, or sleeps forever, when request number N arrives; or ("slow-quit")
+process with SIGSEGV, or sleeps forever, when request number N arrives (in a worker
+forked from a zygote, the request stream it opens); or ("slow-quit")
 that touches $EBTP_FAULT_MARK and takes $EBTP_FAULT_SLEEP seconds to quit.
 """
 
@@ -33,6 +34,12 @@ class _Faulty:
 
 if _ACTION and "--worker" in sys.argv:
     sys.stdin = _Faulty(sys.stdin)
+if _ACTION and "--zygote" in sys.argv:  # a forked worker opens its requests with fdopen
+    _real_fdopen, _zygote = os.fdopen, os.getpid()
+    def _fdopen(fd, mode="r", *args, **kwargs):
+        stream = _real_fdopen(fd, mode, *args, **kwargs)
+        return _Faulty(stream) if mode == "r" and os.getpid() != _zygote else stream
+    os.fdopen = _fdopen
 '''
 
 

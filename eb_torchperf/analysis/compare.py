@@ -7,9 +7,11 @@ Relative OPS = reference seconds per call / target seconds per call (reference =
 import collections
 import dataclasses
 import math
+import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis import precision, stats
+from eb_torchperf.measure import contention as busy
 from eb_torchperf.records.measurements import AuditResult, BenchResult
 from eb_torchperf.probe.registry import WORK_UNITS
 
@@ -104,6 +106,16 @@ class Comparison:
             relative_ops is None (so no rule, finding or geometric mean uses it) and
             `estimate` keeps the number; ci_low/ci_high show why.
         estimate: the ratio estimate, also for an inconclusive row (None without one).
+        contended: measured under contention (measure.contention.contended over the
+            median pair's load): never significant on its own strength; the row is
+            also inconclusive (no relative_ops, no finding), its estimate kept.
+        spread: between-process spread of the pair ratios (standard deviation of their
+            logs, as a fraction: 0.25 = ±25 %); None with fewer than two pairs.
+        min_detectable: the smallest loss (fraction) this row could have shown as a
+            significant finding: its interval half-width plus the A/A floor (None
+            without an interval).
+        contention: the row's load, key by key the median over its pairs of the
+            worse side (BenchResult.contention keys); {} when not measured.
     """
 
     bench: str
@@ -120,6 +132,10 @@ class Comparison:
     pairs: int = 0
     inconclusive: bool = False
     estimate: Optional[float] = None
+    contended: bool = False
+    spread: Optional[float] = None
+    min_detectable: Optional[float] = None
+    contention: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _group(results: Sequence[BenchResult]) -> Dict[tuple, Dict[str, List[BenchResult]]]:
@@ -155,14 +171,31 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
         return Comparison(first.bench, first.params, t_rate, r_rate)
     ratio, low, high = stats.two_level_ratio_with_ci(groups)
     pair_ratios = [math.exp(stats.pair_location(g)) for g in groups]
-    inconclusive = precision.is_inconclusive(low, high, aa_floor, inconclusive_half_width)
+    load = row_contention(target, reference)
+    contended = busy.contended(load)
+    inconclusive = contended or precision.is_inconclusive(low, high, aa_floor,
+                                                          inconclusive_half_width)
     outside = low is not None and (high < 1.0 or low > 1.0)
     significant = (not inconclusive and outside
                    and abs(math.log(ratio)) > math.log(1 + aa_floor))
     return Comparison(first.bench, first.params, t_rate, r_rate,
                       None if inconclusive else ratio, low, high,
                       sum(len(g) for g in groups), tuple(pair_ratios), significant, False,
-                      len(groups), inconclusive, ratio)
+                      len(groups), inconclusive, ratio, contended,
+                      stats.pair_spread(pair_ratios),
+                      precision.min_detectable(low, high, aa_floor), load)
+
+
+def row_contention(target: List[BenchResult], reference: List[BenchResult]) -> Dict[str, float]:
+    """A row's load: per pair the worse side key by key, then the median over pairs
+    (one contended pair of many does not mark the row); {} when not measured."""
+    by_pair: Dict[int, List[Dict[str, float]]] = {}
+    for r in list(target) + list(reference):
+        if r.contention:
+            by_pair.setdefault(r.pair, []).append(r.contention)
+    worst = [busy.worst(loads) for loads in by_pair.values()]
+    keys = sorted({k for w in worst for k in w})
+    return {k: round(statistics.median(w[k] for w in worst if k in w), 4) for k in keys}
 
 
 def needs_more_pairs(target: List[BenchResult], reference: List[BenchResult],

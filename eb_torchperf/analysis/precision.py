@@ -124,6 +124,19 @@ def needs_more(low: Optional[float], high: Optional[float], floor: float,
     return None
 
 
+def min_detectable(low: Optional[float], high: Optional[float], floor: float
+                   ) -> Optional[float]:
+    """The smallest loss (fraction of the reference's speed) a row with this interval
+    could show as significant: a ratio r is significant when its interval, of the same
+    log half-width, clears the floor band, i.e. ln(1/r) > half + ln(1+floor).  A ±25 %
+    row at a 5 % floor sees only losses above 1 - 1/(1.25 x 1.05) = 24 %.  None without
+    an interval."""
+    half = log_half_width(low, high)
+    if half is None:
+        return None
+    return 1.0 - math.exp(-(half + math.log1p(floor)))
+
+
 def outside_floor_band(ratio: float, floor: float) -> bool:
     """True when a relative OPS `ratio` lies outside [1/(1+floor), 1+floor]."""
     return ratio < 1.0 / (1.0 + floor) or ratio > 1.0 + floor

@@ -159,6 +159,25 @@ def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
     return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
 
 
+def pair_spread(pair_ratios: Sequence[float]) -> Optional[float]:
+    """Between-process spread of per-pair ratios: the standard deviation of their logs,
+    as a fraction (exp(sd) - 1: 0.25 reads "±25 %"); None with fewer than two pairs."""
+    if len(pair_ratios) < 2:
+        return None
+    return math.exp(statistics.stdev(math.log(r) for r in pair_ratios)) - 1.0
+
+
+def pairs_for(spread: float, half_width: float) -> int:
+    """Pairs needed for a Student-t 95 % interval over pair ratios of this `spread`
+    (fraction) to narrow to ±`half_width` (fraction): the smallest n with
+    t(n-1) x ln(1+spread) / sqrt(n) <= ln(1+half_width); 2 at least, 1000 at most."""
+    sd, target = math.log1p(spread), math.log1p(half_width)
+    for n in range(2, 1001):
+        if t_quantile_975(n - 1) * sd / math.sqrt(n) <= target:
+            return n
+    return 1000
+
+
 def geometric_mean(values: Sequence[float]) -> float:
     """Geometric mean of positive values (the TorchBench "--TOTAL--" row).
 

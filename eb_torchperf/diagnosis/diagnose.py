@@ -25,6 +25,7 @@ RULE_MODULES = (
     "eb_torchperf.diagnosis.rules.gpu",
     "eb_torchperf.diagnosis.rules.blas",
     "eb_torchperf.diagnosis.rules.known_classes",
+    "eb_torchperf.diagnosis.rules.measurement",
 )
 
 

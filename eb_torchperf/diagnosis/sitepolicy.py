@@ -257,6 +257,8 @@ def _summary(status: str, geomean, policy: Policy, blocking, below, problem, war
     else:
         parts.append("no relative OPS (no reference measured)")
     label = {"ok": "clean", "warning": "WARNING", "fail": "FAIL"}[status]
+    if status == "ok" and geomean is None and inconclusive:
+        label = "UNDECIDED"  # never "clean" when no row decided (issue 26)
     return "%s: %s" % (label, "; ".join(parts))
 
 
@@ -270,8 +272,13 @@ def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy
     """
     judged = assess(result, comparisons, policy.fail_level, policy.min_relative_ops)
     problem = "" if judged.complete else (judged.problem or "the audit stopped early")
-    return Verdict(judged.status, judged.geomean, judged.blocking, judged.below_minimum,
-                   problem, _summary(judged.status, judged.geomean, policy, judged.blocking,
+    status = judged.status
+    if policy.mode == "fail" and result.reference is not None and judged.decided == 0:
+        # an audit that could not decide has not shown the build is fine (issue 26)
+        status = "fail"
+        problem = problem or "no row decided (busy host or too few pairs): not shown"
+    return Verdict(status, judged.geomean, judged.blocking, judged.below_minimum,
+                   problem, _summary(status, judged.geomean, policy, judged.blocking,
                                      judged.below_minimum, problem, judged.warnings,
                                      judged.inconclusive))
 

@@ -45,6 +45,9 @@ class Verdict:
         skipped: distinct benchmarks (with parameters) skipped.
         inconclusive: rows shown as inconclusive (analysis.precision): not in the
             geometric mean, no finding.
+        decided: rows measured on both sides whose relative OPS decided (neither
+            inconclusive nor contended); an audit with a reference and decided == 0
+            never reads OK or clean (its measurement-undecided finding says why).
     """
 
     level: str
@@ -62,6 +65,7 @@ class Verdict:
     speed: str
     skipped: int
     inconclusive: int = 0
+    decided: int = 0
 
 
 def _speed(result: AuditResult, geomean: Optional[float], inconclusive: int) -> str:
@@ -107,4 +111,5 @@ def assess(result: AuditResult, comparisons: Sequence[Comparison], fail_on: str 
         minimum=minimum, complete=result.complete, problem=problem,
         speed=_speed(result, geomean, sum(c.inconclusive for c in comparisons)),
         skipped=len({(s["bench"], str(s["params"])) for s in result.skipped}),
-        inconclusive=sum(c.inconclusive for c in comparisons))
+        inconclusive=sum(c.inconclusive for c in comparisons),
+        decided=sum(c.relative_ops is not None and c.pairs > 0 for c in comparisons))

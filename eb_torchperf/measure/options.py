@@ -104,7 +104,7 @@ class RunnerOptions:
 MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,
-                           min_rounds=5, bench_budget_s=0.3, max_pairs=24,
+                           min_rounds=3, bench_budget_s=0.12, max_pairs=24,
                            row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=5, max_rounds=20, bench_budget_s=2.0,
                           max_pairs=10, row_budget_s=18.0,

@@ -14,7 +14,7 @@ import time
 from typing import Optional
 
 from eb_torchperf.errors import ProbeError
-from eb_torchperf.measure.runner import PROBE_PACKAGE, Worker, telling_line
+from eb_torchperf.measure.runner import PROBE_PACKAGE, Worker
 
 
 class Zygote(Worker):
@@ -86,31 +86,41 @@ class Zygote(Worker):
 
 
 class _ForkedProcess:
-    """The Popen-like handle of a process that is the zygote's child, not ours: its
-    exit status is not ours to read (the zygote's kernel reaps it)."""
+    """The Popen-like handle of a process that is the zygote's child, not ours: the
+    zygote reaps it and tells its exit status (op "poll")."""
 
-    def __init__(self, pid: int, request_fd: int):
+    def __init__(self, pid: int, request_fd: int, zygote: Zygote):
         self.pid = pid
         self.stdin = os.fdopen(request_fd, "wb")
         self.returncode = None
+        self._zygote = zygote
 
     def poll(self):
         if self.returncode is None:
             try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                self.returncode = -signal.SIGKILL if self._killed else 0
-            except PermissionError:
-                pass
+                reply = self._zygote.request("poll", 10, pid=self.pid)
+            except ProbeError:  # the zygote is gone: ask the kernel instead
+                reply = {"gone": not _exists(self.pid), "exit_code": None}
+            if reply.get("gone"):
+                code = reply.get("exit_code")
+                self.returncode = code if code is not None else -signal.SIGKILL
         return self.returncode
-
-    _killed = False
 
     def wait(self, timeout: float = None):
         deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
         while self.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         return self.returncode
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class ForkedWorker(Worker):
@@ -120,7 +130,7 @@ class ForkedWorker(Worker):
         super().__init__(zygote.python, zygote.bundle_dir, label, zygote.env_overrides,
                          zygote.start_timeout_s)
         self.argv = tuple(zygote.argv) + ("(fork %d)" % pid,)
-        self.proc = _ForkedProcess(pid, request_fd)
+        self.proc = _ForkedProcess(pid, request_fd, zygote)
         self._reply_fd = reply_fd
         self._zygote = zygote
 
@@ -131,15 +141,9 @@ class ForkedWorker(Worker):
         """The zygote's output file, which its children share."""
         return self._zygote.stderr_tail()
 
-    def _died(self, what: str) -> ProbeError:
-        self.proc.wait(timeout=5)
-        tail = self.stderr_tail()
-        return ProbeError("%s %s: forked worker ended while %s (%s)" % (
-            self.label, self.python, what, telling_line(tail)), self.argv, None, tail)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc._killed = True
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

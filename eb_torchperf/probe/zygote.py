@@ -15,7 +15,8 @@ where it does not.
 Protocol: requests on stdin, replies on --reply-fd, as a worker.  Op "fork": the host
 first sends the child's two descriptors (request read end, reply write end) over the
 Unix socket --fd-socket (SCM_RIGHTS, Python 3.9+), then the request line; the reply
-holds the child's pid.  The child starts a new session (the host kills its process
+holds the child's pid.  Op "poll" {pid}: the child's exit status once it ended (the
+zygote reaps its children; None while it runs).  The child starts a new session (the host kills its process
 group), says hello on its reply descriptor and serves worker requests
 (probe.worker.serve) until quit or end of input, then exits without returning here.
 """
@@ -116,6 +117,19 @@ def _fork(torch, channel, zygote_fds):
     return {"pid": pid}
 
 
+def _poll(pid):
+    """{"exit_code": the child's exit status (negative: the signal), or None while it
+    runs}; a child that is not ours (or already reaped) reads "unknown": None, gone."""
+    try:
+        done, status = os.waitpid(int(pid), os.WNOHANG)
+    except (ChildProcessError, TypeError, ValueError):
+        return {"exit_code": None, "gone": True}
+    if not done:
+        return {"exit_code": None}
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    return {"exit_code": code, "gone": True}
+
+
 def main(reply_fd, fd_socket):
     """Import torch, say hello (with fork_safe), fork workers on request.  Returns
     the process exit status."""
@@ -142,7 +156,6 @@ def main(reply_fd, fd_socket):
     registry.load_suites()
     counts.append(thread_count())
     problem = fork_problem(torch, *counts)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     send({"ok": True, "hello": {"torch_version": torch.__version__, "pid": os.getpid(),
                                 "executable": sys.executable, "fork_safe": problem is None,
                                 "reason": problem or ""}})
@@ -152,6 +165,9 @@ def main(reply_fd, fd_socket):
         if req.get("op") == "quit":
             send({"ok": True})
             return 0
+        if req.get("op") == "poll":
+            send(dict(_poll(req.get("pid")), ok=True))
+            continue
         if req.get("op") != "fork" or problem:
             send({"ok": False, "exc_type": "ValueError",
                   "message": problem or "a zygote only forks (op %r)" % req.get("op")})

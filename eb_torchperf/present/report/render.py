@@ -65,6 +65,8 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
         "no-reference": lambda: "no reference measured: absolute rates only",
     }[judged.speed]()
     status = "OK" if level in ("ok", "info") else level.upper()
+    if status == "OK" and judged.speed == "inconclusive":
+        status = "UNDECIDED"  # never "OK" when no row decided (issue 26)
     if not judged.complete:
         # a cut-short run is never "OK": say so first, with the cause
         status = "INCOMPLETE RUN (%s)" % (judged.problem or "cut short")
