@@ -98,6 +98,10 @@ def add_audit_arguments(parser) -> None:
                         help="fresh worker pairs, exactly (default by suite: 3, then extra "
                              "pairs for the rows whose interval is wider than ±5 %% while "
                              "the time budget lasts)")
+    parser.add_argument("--wait-idle", type=float, nargs="?", const=600.0, metavar="SECONDS",
+                        help="before measuring, wait until other processes leave the allowed "
+                             "CPUs idle, at most SECONDS (default 600); a host still busy "
+                             "then is measured anyway and reported busy")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="a worker silent this long, also while it imports torch, is taken "
                              "as hung and killed (default 300)")
@@ -164,6 +168,7 @@ def request_of(args, formats=(), **changes) -> AuditRequest:
         target=args.python, reference=args.reference, suite=args.suite,
         only=tuple(args.only or ()), devices=DEVICES[args.device],
         target_env=tuple(args.target_env), pairs=args.pairs, timeout_s=args.timeout,
+        wait_idle_s=getattr(args, "wait_idle", None),
         out=args.out or ("" if "out" in changes else default_out_path()),
         formats=tuple(formats), fail_on=args.fail_on,
         explain=ExplainOptions() if getattr(args, "explain", False) else None,

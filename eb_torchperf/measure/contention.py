@@ -15,7 +15,10 @@ sum over a row's blocks is not.  Thresholds (`contended`) are module constants.
 """
 
 import statistics
-from typing import Dict, Iterable, Mapping, Optional
+import time
+from typing import Callable, Dict, Iterable, Mapping, Optional
+
+from eb_torchperf.probe import contention as counters
 
 #: Other processes used more than this share of the allowed CPUs: the row was measured
 #: under contention.  10 %: on 2 cores, one competing thread a fifth of the time; on
@@ -96,3 +99,32 @@ def worst(contentions: Iterable[Mapping[str, float]]) -> Dict[str, float]:
 def idle_enough(load: Optional[Mapping[str, object]]) -> bool:
     """True when a host-load summary (host_load) does not say busy."""
     return not (load or {}).get("busy", False)
+
+
+#: Seconds of one idleness reading of wait_idle; idle readings needed in a row.
+IDLE_WINDOW_S = 1.0
+IDLE_READINGS = 3
+
+
+def wait_idle(limit_s: float, progress: Callable = lambda event, **info: None,
+              window_s: float = IDLE_WINDOW_S, sleep: Callable = time.sleep
+              ) -> Dict[str, object]:
+    """Wait until other processes leave the allowed CPUs idle (other_cpu at most
+    BUSY_OTHER_CPU and steal at most BUSY_STEAL over IDLE_READINGS windows in a row),
+    at most `limit_s` seconds.
+
+    Returns:
+        {"waited_idle_s": seconds waited, "idle_at_start": True when the host was
+        found idle, False when the limit ran out first (the audit then measures anyway
+        and its rows say how busy it was)}.
+    """
+    started, calm = time.monotonic(), 0
+    while True:
+        before = counters.snapshot()
+        sleep(window_s)
+        load = fractions(counters.delta(before, counters.snapshot()))
+        calm = calm + 1 if not contended(dict(load, runq=0.0)) else 0
+        waited = time.monotonic() - started
+        if calm >= IDLE_READINGS or waited >= limit_s:
+            return {"waited_idle_s": round(waited, 1), "idle_at_start": calm >= IDLE_READINGS}
+        progress("wait_idle", other_cpu=load.get("other_cpu"), waited_s=waited)

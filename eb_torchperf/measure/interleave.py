@@ -115,6 +115,7 @@ class AuditRun:
         #: fork from zygotes: only with real workers (tests inject fakes)
         self.fork = self.options.fork and worker_factory is Worker
         self.modes: Dict[str, str] = {}  # side label -> "fork" | "spawn" (+ why)
+        self._waited: Dict[str, object] = {}  # measure.contention.wait_idle's answer
         self.results: List[BenchResult] = []
         self.skipped: List[dict] = []
         self.errors: List[dict] = []
@@ -140,6 +141,8 @@ class AuditRun:
         pair = 0
         bundle = ProbeBundle()
         try:
+            if self.options.wait_idle_s is not None:
+                self._waited = busy.wait_idle(self.options.wait_idle_s, self.progress)
             with interrupts.held():
                 bundle.__enter__()
             for pair in range(self.options.max_pairs or self.options.pairs):
@@ -266,6 +269,7 @@ class AuditRun:
         if why:
             conditions["spawn_reason"] = "; ".join(why)
         conditions.update(busy.host_load(r.contention for r in self.results))
+        conditions.update(self._waited)
         return conditions
 
     def _extra_plan(self, started: float) -> List[Tuple[str, dict]]:

@@ -50,6 +50,8 @@ class RunnerOptions:
         zygote_pairs: pairs forked from one zygote before a fresh zygote replaces it
             (what is fixed at import, such as library load addresses, is then sampled
             too: docs/measurement.md).
+        wait_idle_s: before the first pair, wait up to this long for the allowed CPUs
+            to be idle (measure.contention.wait_idle); None: measure at once.
     """
 
     pairs: int = 2
@@ -71,6 +73,7 @@ class RunnerOptions:
     rotate_cpus: bool = True
     fork: bool = True
     zygote_pairs: int = 4
+    wait_idle_s: Optional[float] = None
 
     def __post_init__(self):
         if self.zygote_pairs < 1:

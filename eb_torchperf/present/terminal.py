@@ -129,6 +129,11 @@ class AuditProgress:
             self.progress.update(self.task, completed=done, description=escape.rich_text(
                 "pair %d/%d: %s %s" % (info["pair"] + 1, info["pairs"], info["name"],
                                        format_params(info["params"]))))
+        elif event == "wait_idle":  # --wait-idle (issue 26)
+            self.progress.update(self.task, description=escape.rich_text(
+                "waiting for an idle host: others use %s of the CPUs (%.0f s)" % (
+                    "?" if info.get("other_cpu") is None else "%.0f %%" % (
+                        100 * info["other_cpu"]), info["waited_s"])))
         elif event in ("error", "bench_failed"):
             self.console.print("[red]%s[/red]" % escape.rich_text(info.get("message")),
                                highlight=False)

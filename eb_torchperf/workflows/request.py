@@ -89,6 +89,8 @@ class AuditRequest:
             from the target's Python path settings (--reference-env VAR=VALUE).
         keep_reference_env: the reference keeps the target's Python path settings.
         allow_same_torch: an A/A run on purpose: both sides may load one torch.
+        wait_idle_s: before measuring, wait up to this many seconds for the allowed
+            CPUs to be idle (RunnerOptions.wait_idle_s); None: measure at once.
     """
 
     target: Optional[str] = None
@@ -100,6 +102,7 @@ class AuditRequest:
     reference_env: Optional[Mapping[str, Optional[str]]] = None
     pairs: Optional[int] = None
     timeout_s: Optional[float] = None
+    wait_idle_s: Optional[float] = None
     results: Optional[str] = None
     baseline: Optional[str] = None
     keep_findings: bool = False
@@ -200,7 +203,8 @@ def parse_env(assignments, option: str = "--target-env") -> dict:
 
 
 def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
-                   pairs_option: str = "--pairs") -> RunnerOptions:
+                   pairs_option: str = "--pairs", wait_idle_s: Optional[float] = None
+                   ) -> RunnerOptions:
     """The suite's runner settings with `timeout_s` (request and start) and `pairs`.
 
     Args:
@@ -208,9 +212,11 @@ def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
         timeout_s: seconds; None keeps the suite's.
         pairs: fresh worker pairs; None keeps the suite's.
         pairs_option: the option name used in the error message.
+        wait_idle_s: seconds to wait for an idle host first (None: none).
 
     Raises:
-        ConfigError: timeout <= 0, pairs < 1, or settings RunnerOptions refuses.
+        ConfigError: timeout <= 0, pairs < 1, wait_idle_s < 0, or settings
+            RunnerOptions refuses.
     """
     if suite not in SUITE_OPTIONS:
         raise ConfigError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITE_OPTIONS)))
@@ -222,6 +228,10 @@ def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
         changes.update(request_timeout_s=timeout_s, start_timeout_s=timeout_s)
     if pairs is not None:  # an explicit count: exactly that many, no extra pairs (issue 16)
         changes.update(pairs=pairs, max_pairs=pairs)
+    if wait_idle_s is not None:
+        if not wait_idle_s >= 0:
+            raise ConfigError("--wait-idle must be 0 or more seconds, not %s" % wait_idle_s)
+        changes.update(wait_idle_s=wait_idle_s)
     try:
         return dataclasses.replace(SUITE_OPTIONS[suite], **changes)
     except ValueError as exc:
@@ -331,7 +341,8 @@ def validate(request: AuditRequest) -> Plan:
     _check_sources(request)
     options = trial_options = profile_options = None
     if request.results is None:
-        options = runner_options(request.suite, request.timeout_s, request.pairs)
+        options = runner_options(request.suite, request.timeout_s, request.pairs,
+                                 wait_idle_s=request.wait_idle_s)
         check_plan(request.suite, request.devices, request.only)
     if request.explain is not None:
         profile_options = _profile_options(request)

@@ -224,12 +224,30 @@ def _pairs_text(result: AuditResult) -> str:
     return "%s worker pair(s)" % (counts[0] if counts else result.options.get("pairs", "?"))
 
 
+def _conditions_text(conditions: dict) -> str:
+    """How the audit measured (AuditResult.conditions, issue 26): worker mode, allowed
+    CPUs, how busy the host was."""
+    if not conditions:
+        return MISSING
+    mode = conditions.get("worker_mode")
+    parts = ["workers forked from one zygote per side" if mode == "fork" else
+             "workers spawned (%s)" % conditions.get("spawn_reason", "fresh interpreters")]
+    if conditions.get("allowed_cpus"):
+        parts.append("%s allowed CPUs" % conditions["allowed_cpus"])
+    if conditions.get("other_cpu_median") is not None:
+        parts.append("other processes used %.0f %% of them (median, max %.0f %%)%s" % (
+            100 * conditions["other_cpu_median"], 100 * conditions.get("other_cpu_max", 0),
+            ": BUSY HOST" if conditions.get("busy") else ""))
+    return ", ".join(parts)
+
+
 def _meta(result: AuditResult) -> List[dict]:
     items = [("target", _torch_line(result.target)),
              ("reference", _torch_line(result.reference) if result.reference else "none"),
              ("host", result.host or MISSING), ("started (UTC)", result.created_utc or MISSING),
              ("suite", "%s, %s" % (result.suite, _pairs_text(result))),
              ("wall time", "%.0f s" % result.wall_s),
+             ("measured", _conditions_text(result.conditions)),
              ("complete", "yes" if result.complete else "no (cut short)"),
              ("eb_torchperf", result.tool_version or MISSING)]
     return [{"label": k, "value": v} for k, v in items]
