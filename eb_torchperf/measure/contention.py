@@ -4,7 +4,8 @@ Each `run` reply carries probe.contention.delta over its warm-up and block; the 
 sums them per side and pair (probe.contention.add) and `fractions` turns the sum into
 BenchResult.contention:
 - other_cpu: share (0..1) of the allowed CPUs' time that other processes used:
-  (busy ticks on the allowed CPUs - this worker's own CPU time) / (wall x CPUs);
+  (busy ticks on the allowed CPUs - this worker's own CPU time - the audit's other
+  processes' time: the other side's worker, the runner) / (wall x CPUs);
 - steal: share of the allowed CPUs' ticks the hypervisor gave to other guests;
 - self_cpu: the worker's own CPU seconds per wall second (1.0 = one busy thread);
 - runq: mean runnable tasks waiting beyond the allowed CPUs: /proc/schedstat run delay
@@ -39,7 +40,8 @@ def fractions(raw: Mapping[str, float]) -> Dict[str, float]:
     out = {"self_cpu": raw.get("own_cpu", 0.0) / wall}
     tick = raw.get("tick_s", 0.01)
     if "busy_ticks" in raw:
-        other = raw["busy_ticks"] * tick - raw.get("own_cpu", 0.0)
+        other = ((raw["busy_ticks"] - raw.get("excluded_ticks", 0)) * tick
+                 - raw.get("own_cpu", 0.0))
         out["other_cpu"] = min(1.0, max(0.0, other / (wall * cpus)))
     if raw.get("total_ticks"):
         out["steal"] = max(0.0, raw.get("steal_ticks", 0) / raw["total_ticks"])

@@ -373,6 +373,10 @@ class AuditRun:
         start = time.monotonic()
         rounds = 0
         rotate = opts.rotate_cpus and bench.single_threaded(params)
+        # the audit's own processes are not other processes' load (measure.contention)
+        pids = {s.label: [os.getpid()] + [p for o in sides if o is not s
+                                          for p in [(getattr(o.worker, "hello", None) or {})
+                                                    .get("pid")] if p] for s in sides}
         while rounds < opts.max_rounds and (
                 rounds < min_rounds or time.monotonic() - start < budget_s):
             order = sides if rounds % 2 == 0 else list(reversed(sides))
@@ -380,7 +384,8 @@ class AuditRun:
                 fields = {"cpu_slot": rounds} if rotate else {}
                 reply = _request(side, "run", opts, bench=name, params=params,
                                  number=numbers[side.label], warmup_s=opts.warmup_s,
-                                 block_s=opts.block_s, **fields)
+                                 block_s=opts.block_s, exclude_pids=pids[side.label],
+                                 **fields)
                 blocks[side.label].append(reply["times_s"])
                 if isinstance(reply.get("contention"), dict):
                     load[side.label] = counters.add(load[side.label], reply["contention"])

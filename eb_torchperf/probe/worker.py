@@ -167,13 +167,15 @@ def op_run(state, req):
     bench = registry.REGISTRY[req["bench"]]
     sync = state.sync_for(bench)
     after_sample, extra = _extra_collector(state.fn)
-    before = contention.snapshot()
+    exclude = tuple(req.get("exclude_pids") or ())
+    before = contention.snapshot(exclude_pids=exclude)
     with pinned_threads(state.torch, req.get("params", {})), calling_thread_on(req.get("cpu_slot")):
         timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
         times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
                                      req.get("min_samples", 1), sync=sync,
                                      after_sample=after_sample)
-    reply = {"times_s": times, "contention": contention.delta(before, contention.snapshot())}
+    reply = {"times_s": times, "contention": contention.delta(
+        before, contention.snapshot(exclude_pids=exclude))}
     if extra:
         reply["extra_s"] = extra
     return reply
