@@ -69,22 +69,28 @@ def _cv(values):
     return statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else 0.0
 
 
+def _spawned(args, bundle, rows, load):
+    """Per-process medians and start costs of `args.pairs` spawned pairs."""
+    spawned, cost = [], []
+    for _ in range(args.pairs):
+        began = time.monotonic()
+        pair = [Worker(args.python, bundle.path, label) for label in ("target", "reference")]
+        for w in pair:
+            w.spawn()
+        for w in pair:
+            w.wait_started()
+        cost.append(time.monotonic() - began)
+        spawned.append(_measure(pair[0], rows, load))
+        for w in pair:
+            w.close()
+    return spawned, cost
+
+
 def run(args):
     rows = _rows(args.only)
     lines, load = [], []
     with ProbeBundle() as bundle:
-        spawned, spawn_cost = [], []
-        for _ in range(args.pairs):
-            began = time.monotonic()
-            pair = [Worker(args.python, bundle.path, label) for label in ("target", "reference")]
-            for w in pair:
-                w.spawn()
-            for w in pair:
-                w.wait_started()
-            spawn_cost.append(time.monotonic() - began)
-            spawned.append(_measure(pair[0], rows, load))
-            for w in pair:
-                w.close()
+        spawned, spawn_cost = _spawned(args, bundle, rows, load)
         per_zygote, fork_cost, zygote_cost = [], [], []
         for _ in range(args.zygotes):
             began = time.monotonic()

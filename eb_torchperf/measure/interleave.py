@@ -38,7 +38,7 @@ from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
     MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores)
 from eb_torchperf.measure.runner import ProbeBundle, Worker
-from eb_torchperf.measure.zygote import Zygote
+from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.probe import contention as counters
 
@@ -170,14 +170,16 @@ class AuditRun:
             self.errors.append({"side": None, "python": None, "pair": pair,
                                 "message": INTERRUPTED})
             complete = False
+        return self._result(complete, time.monotonic() - started, created)
+
+    def _result(self, complete: bool, wall_s: float, created: str) -> AuditResult:
         by_label = {s.label: s.probe for s in self.sides}
-        options = dataclasses.asdict(self.options)
         overrides = {s.label + "_env": dict(s.env) for s in self.sides if s.env}
         return AuditResult(
-            suite=self.suite, options=dict(options, **overrides),
+            suite=self.suite, options=dict(dataclasses.asdict(self.options), **overrides),
             target=by_label.get("target"), reference=by_label.get("reference"),
             results=tuple(self.results), skipped=tuple(self.skipped), errors=tuple(self.errors),
-            complete=complete, wall_s=time.monotonic() - started, created_utc=created,
+            complete=complete, wall_s=wall_s, created_utc=created,
             host=socket.gethostname(), conditions=self.conditions())
 
     def _close_zygotes_now(self) -> None:
@@ -237,7 +239,8 @@ class AuditRun:
     def _start_zygotes(self, bundle_dir: str, order: List[_Side]) -> None:
         """Fresh zygotes for every side (imports overlapping); a side whose zygote is
         not fork safe spawns its workers from then on (self.modes says why)."""
-        self._close_zygotes()
+        with interrupts.held():
+            self._close_zygotes_now()
         for side in order:
             if self.modes.get(side.label, "fork") == "fork":
                 side.zygote = Zygote(side.python, bundle_dir, side.label, side.env,
@@ -255,19 +258,10 @@ class AuditRun:
                 side.zygote.close()
                 side.zygote = None
 
-    def _close_zygotes(self) -> None:
-        with interrupts.held():
-            self._close_zygotes_now()
-
     def conditions(self) -> dict:
         """AuditResult.conditions: worker mode, allowed CPUs, host load summary."""
-        modes = [self.modes.get(s.label, "spawn") for s in self.sides]
-        mode = "fork" if all(m == "fork" for m in modes) else "spawn"
-        conditions = {"worker_mode": mode, "allowed_cpus": allowed_cores(),
-                      "zygote_pairs": self.options.zygote_pairs if mode == "fork" else None}
-        why = sorted({m[len("spawn: "):] for m in modes if m.startswith("spawn: ")})
-        if why:
-            conditions["spawn_reason"] = "; ".join(why)
+        conditions = worker_conditions([self.modes.get(s.label, "spawn") for s in self.sides],
+                                       self.options.zygote_pairs, allowed_cores())
         conditions.update(busy.host_load(r.contention for r in self.results))
         conditions.update(self._waited)
         return conditions

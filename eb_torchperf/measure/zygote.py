@@ -11,10 +11,26 @@ import os
 import signal
 import socket
 import time
-from typing import Optional
+from typing import List, Optional
 
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.runner import PROBE_PACKAGE, Worker
+
+
+def worker_conditions(modes: List[str], zygote_pairs: int, cpus: int) -> dict:
+    """AuditResult.conditions' worker part: worker_mode "fork" when every side forked
+    (else "spawn", with spawn_reason), zygote_pairs, allowed_cpus.
+
+    Args:
+        modes: per side "fork" or "spawn: <why>" ("spawn" when no zygote was tried).
+    """
+    mode = "fork" if modes and all(m == "fork" for m in modes) else "spawn"
+    out = {"worker_mode": mode, "allowed_cpus": cpus,
+           "zygote_pairs": zygote_pairs if mode == "fork" else None}
+    why = sorted({m[len("spawn: "):] for m in modes if m.startswith("spawn: ")})
+    if why:
+        out["spawn_reason"] = "; ".join(why)
+    return out
 
 
 class Zygote(Worker):

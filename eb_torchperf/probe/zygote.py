@@ -130,6 +130,28 @@ def _poll(pid):
     return {"exit_code": code, "gone": True}
 
 
+def _serve_forks(torch, problem, channel, send, zygote_fds):
+    """Answer fork/poll requests on stdin until quit or end of input."""
+    for line in sys.stdin:
+        req = json.loads(line) if line.strip() else {}
+        if req.get("op") == "quit":
+            send({"ok": True})
+            return
+        if req.get("op") == "poll":
+            send(dict(_poll(req.get("pid")), ok=True))
+            continue
+        if req.get("op") != "fork" or problem:
+            send({"ok": False, "exc_type": "ValueError",
+                  "message": problem or "a zygote only forks (op %r)" % req.get("op")})
+            continue
+        try:
+            reply = _fork(torch, channel, zygote_fds)
+            reply["ok"] = True
+        except Exception as exc:  # noqa: BLE001 -- reported to the host
+            reply = {"ok": False, "exc_type": type(exc).__name__, "message": str(exc)}
+        send(reply)
+
+
 def main(reply_fd, fd_socket):
     """Import torch, say hello (with fork_safe), fork workers on request.  Returns
     the process exit status."""
@@ -159,23 +181,6 @@ def main(reply_fd, fd_socket):
     send({"ok": True, "hello": {"torch_version": torch.__version__, "pid": os.getpid(),
                                 "executable": sys.executable, "fork_safe": problem is None,
                                 "reason": problem or ""}})
-    channel = socket.socket(fileno=fd_socket)
-    for line in sys.stdin:
-        req = json.loads(line) if line.strip() else {}
-        if req.get("op") == "quit":
-            send({"ok": True})
-            return 0
-        if req.get("op") == "poll":
-            send(dict(_poll(req.get("pid")), ok=True))
-            continue
-        if req.get("op") != "fork" or problem:
-            send({"ok": False, "exc_type": "ValueError",
-                  "message": problem or "a zygote only forks (op %r)" % req.get("op")})
-            continue
-        try:
-            reply = _fork(torch, channel, (reply_fd, fd_socket))
-            reply["ok"] = True
-        except Exception as exc:  # noqa: BLE001 -- reported to the host
-            reply = {"ok": False, "exc_type": type(exc).__name__, "message": str(exc)}
-        send(reply)
+    _serve_forks(torch, problem, socket.socket(fileno=fd_socket), send,
+                 (reply_fd, fd_socket))
     return 0

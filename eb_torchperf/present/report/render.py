@@ -64,9 +64,8 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
             judged.skipped, "" if judged.skipped == 1 else "s"),
         "no-reference": lambda: "no reference measured: absolute rates only",
     }[judged.speed]()
-    status = "OK" if level in ("ok", "info") else level.upper()
-    if status == "OK" and judged.speed == "inconclusive":
-        status = "UNDECIDED"  # never "OK" when no row decided (issue 26)
+    status = (level.upper() if level not in ("ok", "info")  # never OK undecided (issue 26)
+              else "UNDECIDED" if judged.speed == "inconclusive" else "OK")
     if not judged.complete:
         # a cut-short run is never "OK": say so first, with the cause
         status = "INCOMPLETE RUN (%s)" % (judged.problem or "cut short")
