@@ -191,7 +191,8 @@ def test_a_minimum_is_not_passed_by_rows_left_inconclusive():
              for c in compare(result)]
     plain = judge(result, vague, Policy())
     assert plain.status == "ok"
-    assert plain.summary == ("clean: relative OPS inconclusive (1 row; more pairs: "
+    # never "clean" when no row decided (issue 26)
+    assert plain.summary == ("UNDECIDED: relative OPS inconclusive (1 row; more pairs: "
                              "EB_TORCHPERF_PAIRS)")
     gated = judge(result, vague, dataclasses.replace(Policy(), min_relative_ops=0.5))
     assert gated.status == "fail" and gated.below_minimum

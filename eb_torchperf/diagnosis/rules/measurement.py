@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence
 from eb_torchperf.analysis import stats
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.precision import ADAPTIVE_HALF_WIDTH
+from eb_torchperf.diagnosis.rules.scope import affects
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 
@@ -32,6 +33,7 @@ def _paired(comparisons: Sequence[Comparison]) -> List[Comparison]:
     return [c for c in comparisons if c.pairs and c.estimate is not None]
 
 
+@affects()  # explains no slow row: it says no row decided
 def host_busy(target: ProbeResult, reference: Optional[ProbeResult],
               comparisons: Sequence[Comparison]) -> List[Finding]:
     """Other processes used the allowed CPUs while rows were measured (any row
@@ -61,16 +63,20 @@ def host_busy(target: ProbeResult, reference: Optional[ProbeResult],
         evidence, REMEDY_BUSY, SOURCE, "target")]
 
 
+@affects()
 def measurement_undecided(target: ProbeResult, reference: Optional[ProbeResult],
                           comparisons: Sequence[Comparison]) -> List[Finding]:
-    """No row decided, or the node's between-process spread hides losses smaller than
-    MAX_MIN_DETECTABLE in the typical row."""
+    """No row decided, or the node's between-process spread hides losses larger than
+    MAX_MIN_DETECTABLE in the typical row (the median; significant rows see all)."""
     rows = _paired(comparisons)
     if not rows:
         return []
     decided = [c for c in rows if c.relative_ops is not None]
     spreads = [c.spread for c in rows if c.spread is not None and not c.contended]
-    detect = [c.min_detectable for c in rows if c.min_detectable is not None]
+    # a significant row is answered however wide its interval (3 % [2-5 %]): it counts
+    # as seeing everything; the typical row decides whether the node is too noisy
+    detect = [0.0 if c.significant else c.min_detectable for c in rows
+              if c.significant or c.min_detectable is not None]
     typical_loss = stats.median(detect) if detect else None
     if decided and (typical_loss is None or typical_loss <= MAX_MIN_DETECTABLE):
         return []
