@@ -67,15 +67,18 @@ def test_audit_of_the_wheel_against_itself_writes_reports_and_exits_0(tmp_path, 
                    "--out", str(out)])
     assert status == 0
     document = json.loads(out.read_text())
-    assert [f["severity"] for f in document["findings"] if f["severity"] != "info"] == []
+    # a busy host (issue 26) is said so, as warnings about the measurement only
+    assert [f["severity"] for f in document["findings"] if f["severity"] != "info"
+            and f["rule_id"] not in ("host-busy", "measurement-undecided")] == []
     assert sorted(p.name for p in out.parent.iterdir()) == ["run.html", "run.json", "run.md"]
     # one pair on a shared machine can leave the row inconclusive (issue 16)
     row = document["analysis"]["rows"][0]
     assert row["bench"] == "dispatch" and row["pairs"] == 1
-    expected = ("OK: 1 of 1 benchmark inconclusive (95 % interval wider than ±10 % or not "
+    expected = ("1 of 1 benchmark inconclusive (95 % interval wider than ±10 % or not "
                 "clear of the A/A floor)"
                 if row["inconclusive"] else "OK: target at")
-    assert expected in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert expected in printed and "OK: 1 of 1" not in printed  # never OK undecided
 
 
 @pytest.mark.skipif(not _has_torch(DEBIAN_PYTHON),

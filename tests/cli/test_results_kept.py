@@ -129,7 +129,7 @@ def test_report_json_never_rewrites_its_own_input(tmp_path, capsys):
     assert cli.main(["report", str(results), "--format", "json,md"]) in (0, 1)
     assert results.read_bytes() == before
     written = json.loads((tmp_path / "run.report.json").read_text())
-    assert written["schema_version"] == 2 and "analysis" in written and (tmp_path / "run.md").exists()
+    assert written["schema_version"] == 3 and "analysis" in written and (tmp_path / "run.md").exists()
     assert "json report: %s" % (tmp_path / "run.report.json") in capsys.readouterr().out
 
 

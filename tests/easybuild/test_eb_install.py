@@ -46,15 +46,20 @@ def test_install_warn_mode_writes_reports_and_module(eb_site, good_install):
     folder = _report_dir(eb_site)
     verdict = _read_json(folder / "verdict.json")
     results = _read_json(folder / "torchperf.json")
-    assert verdict["status"] == "ok", verdict["summary"]
-    assert verdict["summary"].startswith("clean: ")
+    # on a busy build host the audit says so (issue 26): host-busy / measurement-undecided
+    # warnings, and an undecided audit never reads "clean"
+    busy = any(f["rule_id"] in ("host-busy", "measurement-undecided")
+               for f in results.get("findings", []))
+    assert verdict["status"] == ("warning" if busy else "ok"), verdict["summary"]
+    assert verdict["summary"].startswith(("WARNING: ", "UNDECIDED: ") if busy else
+                                         ("clean: ", "UNDECIDED: "))
     assert [r["bench"] for r in results["results"]] == ["matmul_fp32", "matmul_fp32"]
     installdir = str(eb_site.installdir("PyTorch", VERSION))
     assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
     assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
     # one worker pair (TINY_AUDIT): the row may be answered or left inconclusive
-    assert re.search(r"== eb_torchperf: clean: (geomean relative OPS|relative OPS inconclusive)",
-                     good_install.stdout)
+    assert re.search(r"== eb_torchperf: (clean|UNDECIDED|WARNING): (geomean relative OPS|"
+                     r"relative OPS inconclusive|\d finding)", good_install.stdout)
     assert "== eb_torchperf: report: %s" % folder in good_install.stdout.replace("\n", "")
     assert {"torchperf.html", "torchperf.md"} <= set(os.listdir(folder))
 

@@ -17,7 +17,7 @@ def test_saved_document_carries_rows_differences_findings_verdict(tmp_path):
     path = tmp_path / "r.json"
     result.save(path, analysis_section(result))
     data = json.loads(path.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     analysis = data["analysis"]
     gemm = next(r for r in analysis["rows"] if r["bench"] == "matmul_fp32")
     assert gemm["family"] == "cpu/gemm" and gemm["significant"] is True
