@@ -226,8 +226,6 @@ def _pairs_text(result: AuditResult) -> str:
 def _conditions_text(conditions: dict) -> str:
     """How the audit measured (AuditResult.conditions, issue 26): worker mode, allowed
     CPUs, how busy the host was."""
-    if not conditions:
-        return MISSING
     mode = conditions.get("worker_mode")
     parts = ["workers forked from one zygote per side" if mode == "fork" else
              "workers spawned (%s)" % conditions.get("spawn_reason", "fresh interpreters")]
@@ -246,9 +244,10 @@ def _meta(result: AuditResult) -> List[dict]:
              ("host", result.host or MISSING), ("started (UTC)", result.created_utc or MISSING),
              ("suite", "%s, %s" % (result.suite, _pairs_text(result))),
              ("wall time", "%.0f s" % result.wall_s),
-             ("measured", _conditions_text(result.conditions)),
              ("complete", "yes" if result.complete else "no (cut short)"),
              ("eb_torchperf", result.tool_version or MISSING)]
+    if result.conditions:  # how it was measured (schema 3, issue 26)
+        items.insert(6, ("measured", _conditions_text(result.conditions)))
     return [{"label": k, "value": v} for k, v in items]
 
 
