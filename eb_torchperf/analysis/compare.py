@@ -10,6 +10,7 @@ import math
 import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from eb_torchperf.analysis import numerics as numerics_mod
 from eb_torchperf.analysis import precision, stats
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.records.measurements import AuditResult, BenchResult
@@ -116,6 +117,9 @@ class Comparison:
             without an interval).
         contention: the row's load, key by key the median over its pairs of the
             worse side (BenchResult.contention keys); {} when not measured.
+        numerics: the two sides' numerical errors and their state
+            (analysis.numerics.assess: {"target", "reference", "bound", "state", ...});
+            None where the row has no numerics.
     """
 
     bench: str
@@ -136,6 +140,7 @@ class Comparison:
     spread: Optional[float] = None
     min_detectable: Optional[float] = None
     contention: Dict[str, float] = dataclasses.field(default_factory=dict)
+    numerics: Optional[dict] = None
 
 
 def _group(results: Sequence[BenchResult]) -> Dict[tuple, Dict[str, List[BenchResult]]]:
@@ -167,8 +172,10 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
     t_rate = rate_of(target) if target else None
     r_rate = rate_of(reference) if reference else None
     groups = [g for g in _paired(target, reference) if g]
+    numerics = numerics_mod.assess(numerics_mod.side_numerics(target),
+                                   numerics_mod.side_numerics(reference))
     if not groups:
-        return Comparison(first.bench, first.params, t_rate, r_rate)
+        return Comparison(first.bench, first.params, t_rate, r_rate, numerics=numerics)
     ratio, low, high = stats.two_level_ratio_with_ci(groups)
     pair_ratios = [math.exp(stats.pair_location(g)) for g in groups]
     load = row_contention(target, reference)
@@ -183,7 +190,8 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
                       sum(len(g) for g in groups), tuple(pair_ratios), significant, False,
                       len(groups), inconclusive, ratio, contended,
                       stats.pair_spread(pair_ratios),
-                      precision.min_detectable(low, high, aa_floor), load)
+                      precision.min_detectable(low, high, aa_floor), load,
+                      numerics)
 
 
 def row_contention(target: List[BenchResult], reference: List[BenchResult]) -> Dict[str, float]:

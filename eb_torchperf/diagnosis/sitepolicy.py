@@ -283,6 +283,20 @@ def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy
                                      judged.inconclusive))
 
 
+#: Rules whose findings stop an installation in warn mode too (mode "off" runs no
+#: audit): a build that computes wrong results must not be installed silently
+#: (issue 30); a reduced precision only warns.
+ALWAYS_FAIL_RULES = ("numerics-wrong-result",)
+
+
+def stops_build(verdict: Verdict, policy: Policy) -> bool:
+    """True when the installation must fail: a failing verdict in fail mode, or in any
+    mode a blocking finding of ALWAYS_FAIL_RULES (at or above the fail level)."""
+    if verdict.status != "fail":
+        return False
+    return policy.mode == "fail" or any(f.rule_id in ALWAYS_FAIL_RULES for f in verdict.blocking)
+
+
 def own_site_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:
     """Environment overrides that drop eb_torchperf's own folder from PYTHONPATH.
 

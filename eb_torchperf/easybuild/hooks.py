@@ -32,7 +32,7 @@ from eb_torchperf.measure.reference import default_cache_dir
 from eb_torchperf.store.context import from_easyblock
 from eb_torchperf.workflows.sitecheck import run_check
 from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
-                         without_root)
+                         stops_build, without_root)
 
 #: `self.name` / `ec.name` of the software this hook looks at.
 SOFTWARE = "PyTorch"
@@ -183,7 +183,8 @@ def _audit(self, policy):
 
 
 def _report(self, outcome, policy):
-    """Print the verdict; raise in fail mode, warn in warn mode."""
+    """Print the verdict; raise in fail mode (and on wrong results in any mode:
+    sitepolicy.stops_build), warn otherwise."""
     for finding in sort_findings(outcome.result.findings):
         print_msg("eb_torchperf: %s", finding_line(finding), log=self.log)
     verdict = outcome.verdict
@@ -191,7 +192,7 @@ def _report(self, outcome, policy):
     print_msg("eb_torchperf: report: %s (audit took %.0f s)", outcome.main_report,
               outcome.wall_s, log=self.log)
     _regression(self, outcome.stored)
-    if verdict.status == "fail" and policy.mode == "fail":
+    if stops_build(verdict, policy):
         raise EasyBuildError("eb_torchperf: %s %s: %s; report: %s", self.name, self.version,
                              verdict.summary, outcome.main_report)
     if verdict.status != "ok":

@@ -330,6 +330,7 @@ class AuditRun:
         extra = {s.label: {} for s in sides}
         load = {s.label: {} for s in sides}
         kernels = {}
+        numerics = {}
         # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
         # side that prepares last is the warmer one, and with an odd number of rounds the
         # first side runs once more; mirroring cancels both over pairs.
@@ -341,6 +342,8 @@ class AuditRun:
                 numbers[side.label] = prep["number"]
                 kernels[side.label] = tuple(prep.get("kernels") or ())
             self._rounds(name, params, ordered, numbers, blocks, extra, load)
+            if pair == 0:
+                numerics = self._numerics(name, params, ordered)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})
@@ -357,7 +360,20 @@ class AuditRun:
                 number_per_run=numbers[side.label],
                 blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
                 extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()},
-                kernels=kernels[side.label], contention=busy.fractions(load[side.label])))
+                kernels=kernels[side.label], contention=busy.fractions(load[side.label]),
+                numerics=numerics.get(side.label, {})))
+
+    def _numerics(self, name: str, params: dict, sides: List[_Side]) -> Dict[str, dict]:
+        """Each side's numerics of the row (probe.worker.op_numerics), after its timed
+        rounds; a failed check is recorded as {"error": message}, the row kept."""
+        found = {}
+        for side in sides:
+            try:
+                found[side.label] = _request(side, "numerics", self.options, bench=name,
+                                             params=params).get("numerics", {})
+            except _Failed as exc:
+                found[side.label] = {"error": str(exc)}
+        return found
 
     def _rounds(self, name, params, sides, numbers, blocks, extra, load) -> None:
         opts = self.options

@@ -9,7 +9,8 @@ trusted on input.  Keys (all numbers raw: relative OPS as a ratio, 1.0 = equal):
   relative_ops, ci_low, ci_high (95 % interval over worker pairs), significant,
   noisy, rounds, pairs, inconclusive (then relative_ops is None and `estimate` keeps
   the number: analysis.precision), estimate, pair_ratios, target/reference {value, unit,
-  median_s, samples, rel_iqr} (None where a side was not measured).
+  median_s, samples, rel_iqr} (None where a side was not measured), numerics (the raw
+  errors of both sides against float64 and the row's state: analysis.numerics).
 - `geomean_relative_ops`, `aa_floor`.
 - `differences`: differences.Difference.to_json() per difference.
 - `verdict`: {"level": "ok"|"info"|"warning"|"error", "text": the verdict line}.
@@ -38,7 +39,7 @@ def row(c: Comparison) -> dict:
             "significant": c.significant, "noisy": c.noisy, "rounds": c.rounds,
             "pairs": c.pairs, "inconclusive": c.inconclusive, "estimate": c.estimate,
             "pair_ratios": list(c.pair_ratios), "target": _rate(c.target),
-            "reference": _rate(c.reference)}
+            "reference": _rate(c.reference), "numerics": c.numerics}
 
 
 def analysis(result: AuditResult) -> dict:

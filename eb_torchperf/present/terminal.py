@@ -12,7 +12,7 @@ from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import ConfigRow
 from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers)
     comparison_note, display_unit, evidence_text, format_params, format_rate, format_ratio,
-    format_relative, format_seconds, format_share)
+    format_numerics, format_relative, format_seconds, format_share)
 
 
 #: Width used when output is not a terminal (a log, a pipe): wide enough that the
@@ -35,14 +35,15 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
     table.add_column("params", overflow="fold")
     table.add_column("target")
     if with_reference:
-        for name in ("reference", "relative OPS") + (("95 % CI",) if intervals else ()) + ("note",):
+        for name in ("reference", "relative OPS", "numerics") + (("95 % CI",) if intervals
+                                                                  else ()) + ("note",):
             table.add_column(name, justify="right" if name != "note" else "left")
     for c in comparisons:
         row = [c.bench, format_params(c.params), format_rate(c.target)]
         if with_reference:
             ci = ("%s–%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high))
                   if c.ci_low is not None else "")
-            row += [format_rate(c.reference), format_relative(c)] + \
+            row += [format_rate(c.reference), format_relative(c), format_numerics(c)] + \
                 ([ci] if intervals else []) + [comparison_note(c)]
         table.add_row(*map(escape.rich_text, row))
     geo = geomean_relative_ops(comparisons)

@@ -74,6 +74,31 @@ def kernel_note(c) -> str:
     return "target ran %s, reference %s" % (short(target[0]), short(reference[0]))
 
 
+#: Numerics cell prefix per state (analysis.numerics): agreeing rows show the errors only.
+NUMERICS_MARKS = {"agree": "", "reduced-precision": "REDUCED ", "wrong": "WRONG "}
+
+
+def format_error(value: Optional[float]) -> str:
+    """A relative error: 2.4e-07, 0.5 (2 significant digits), "" when absent."""
+    return "" if value is None else "%.2g" % value
+
+
+def format_numerics(c) -> str:
+    """The numerics cell of a compare.Comparison: the target's error against float64
+    "vs" the reference's (model rows: "Δ" the relative difference of loss and gradient
+    norm between the sides), after a mark for a disagreeing row; "" without numerics.
+    Examples: "2.4e-07 vs 4.1e-07", "WRONG 0.5 vs 2.4e-07", "REDUCED Δ 0.012"."""
+    n = getattr(c, "numerics", None)
+    if not n:
+        return ""
+    mark = NUMERICS_MARKS.get(n.get("state"), "")
+    if "difference" in n:
+        return "%sΔ %s" % (mark, format_error(n["difference"]))
+    text = format_error((n.get("target") or {}).get("norm_rel"))
+    theirs = (n.get("reference") or {}).get("norm_rel")
+    return mark + text + ("" if theirs is None else " vs " + format_error(theirs))
+
+
 def format_seconds(value: float) -> str:
     """3.9 -> "3.9 s", 0.045 -> "45 ms", 2e-5 -> "20 µs" (3 significant digits)."""
     for factor, suffix, smallest in _TIME_UNITS:
@@ -119,6 +144,8 @@ def _format_one(value, unit: Optional[str]) -> str:
         return "%.2fx" % value
     if unit in ("cores", "count"):
         return "%d" % value
+    if unit == "rel_error":
+        return format_error(value)
     shown, factor = display_unit(unit or "", value)
     return ("%.3g %s" % (value / factor, shown)).rstrip()
 

@@ -62,9 +62,12 @@ def build_fingerprint(version, git_version, config_show):
 
 
 def _flush_denormal_supported(torch):
-    """True if the CPU supports flush-to-zero; leaves the setting off as it was."""
+    """True if the CPU supports flush-to-zero; leaves the setting as it was (on where a
+    library built with -ffast-math or a site setting turned it on: the rows' numerics
+    must see it, probe.numerics)."""
+    flushing = float(torch.tensor([1e-39]) * 1.0) == 0.0
     supported = bool(torch.set_flush_denormal(True))
-    torch.set_flush_denormal(False)
+    torch.set_flush_denormal(flushing)
     return supported
 
 

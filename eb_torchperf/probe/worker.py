@@ -8,7 +8,7 @@ failing request does not end the worker.  A run reply holds `times_s` (seconds p
 call, one per sample), `contention` (probe.contention.delta over the warm-up and the
 block: how busy the allowed CPUs were) and, for benchmarks whose callable has `.extra()`, `extra_s`
 (metric -> one value per sample, seconds per call).  Ops: facts, availability, prepare, run,
-release, profile, quit.
+release, profile, numerics, quit.
 """
 
 import contextlib
@@ -20,7 +20,7 @@ from . import allocator
 from . import contention
 from . import facts as facts_mod
 from . import facts_more
-from . import profile, registry, timing
+from . import numerics_more, profile, registry, timing
 
 #: Samples shorter than this are dominated by timer overhead; calibration grows the
 #: calls per sample until one sample takes at least this long.
@@ -186,6 +186,14 @@ def op_release(state, req):
     return {}
 
 
+def op_numerics(state, req):
+    """The row's numerical error against float64 on formula inputs, computed once in
+    this process outside any timed block (probe.numerics); {} for rows without one."""
+    bench = registry.REGISTRY[req["bench"]]
+    with pinned_threads(state.torch, req.get("params", {})):
+        return {"numerics": numerics_more.for_row(state.torch, bench, req.get("params", {}))}
+
+
 def op_profile(state, req):
     """Profile one mini-model workload per operator (see probe.profile)."""
     return profile.profile_workload(
@@ -194,7 +202,7 @@ def op_profile(state, req):
 
 
 OPS = {"facts": op_facts, "availability": op_availability, "prepare": op_prepare,
-       "run": op_run, "release": op_release, "profile": op_profile}
+       "run": op_run, "release": op_release, "profile": op_profile, "numerics": op_numerics}
 
 
 def serve(state, requests, send):

@@ -13,7 +13,7 @@ SEVERITIES = ("info", "warning", "error")
 #: "ratio" relative OPS (1.0 = 100 %), "fraction" of a peak or of a gap, "s" seconds,
 #: "x" a factor, "cores"/"count" whole numbers, and the rate units of measurements.
 QUANTITY_UNITS = ("ratio", "fraction", "s", "x", "cores", "count",
-                  "GFLOP/s", "GB/s", "µs/op", "MHz", "CPUs")
+                  "GFLOP/s", "GB/s", "µs/op", "MHz", "CPUs", "rel_error")
 
 
 def quantity(value: Optional[float], unit: str, low: Optional[float] = None,

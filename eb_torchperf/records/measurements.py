@@ -16,6 +16,9 @@ Schema history (SCHEMA_VERSION):
     while that result was measured: other_cpu, steal, self_cpu, runq;
     measure.contention) and AuditResult.conditions (worker_mode fork/spawn, host load
     summary, allowed_cpus); documents without them load (empty: not measured).
+  3 (2026-12-02): additive: BenchResult.numerics (per side, first pair: the row's error
+    against float64 on formula inputs -- max_rel, norm_rel, flushed, dtype, bound, depth;
+    whole models: loss, grad_norm; probe.numerics); documents without it load ({}).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -66,6 +69,11 @@ class BenchResult:
             blocks (measure.contention.fractions): other_cpu, steal (fractions 0..1),
             self_cpu (own CPU s per wall s), runq (tasks waiting beyond the CPUs); a
             missing key was not measured.
+        numerics: the row's numerical error in this process (first pair only; probe.
+            numerics): {"max_rel", "norm_rel" (floats, vs float64), "flushed" (elements
+            flushed to zero), "dtype", "bound" (expected norm-wise error), "depth"};
+            model rows {"loss", "grad_norm", "dtype"}; {"error": message} where the
+            check failed; empty where not computed.
 
     Raises:
         ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
@@ -83,6 +91,7 @@ class BenchResult:
     extra_s: Dict[str, Tuple[Tuple[float, ...], ...]] = dataclasses.field(default_factory=dict)
     kernels: Tuple[str, ...] = ()
     contention: Dict[str, float] = dataclasses.field(default_factory=dict)
+    numerics: Dict[str, object] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if self.side not in SIDES:
@@ -132,6 +141,7 @@ class BenchResult:
                            for k, v in (data.get("extra_s") or {}).items()}
         data["kernels"] = tuple(data.get("kernels") or ())
         data["contention"] = dict(data.get("contention") or {})
+        data["numerics"] = dict(data.get("numerics") or {})
         return cls(**data)
 
 

@@ -252,7 +252,8 @@ BENCH_RESULT = Obj(required={
     "bench": Str(), "params": PARAMS, "side": Enum("target", "reference"), "pair": Int(0),
     "number_per_run": Int(1), "blocks_s": BLOCKS, "work": Num(), "work_unit": Str()},
     optional={"extra_s": Opt(MapOf(BLOCKS)), "kernels": Opt(ListOf(Str())),
-              "contention": Opt(MapOf(Num()))})
+              "contention": Opt(MapOf(Num())),
+              "numerics": Opt(MapOf(Scalar()))})
 
 FINDING = Obj(required={
     "rule_id": Str(), "severity": Enum("info", "warning", "error"), "title": Str(),

@@ -11,7 +11,8 @@ import pandas as pd
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.records.measurements import AuditResult, params_key
-from eb_torchperf.present.units import comparison_note, format_params, format_rate, format_ratio
+from eb_torchperf.present.units import (comparison_note, format_numerics, format_params,
+                                        format_rate, format_ratio)
 
 #: (upper limit in seconds, scale, unit) for time display, smallest first.
 TIME_UNITS = ((1e-6, 1e9, "ns"), (1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (float("inf"), 1.0, "s"))
@@ -49,10 +50,10 @@ def comparison_frame(comparisons: Sequence[Comparison],
             "relative_ops": c.relative_ops, "ci_low": c.ci_low, "ci_high": c.ci_high,
             "peak_fraction": fraction, "rounds": c.rounds, "pairs": c.pairs,
             "significant": c.significant, "noisy": c.noisy, "inconclusive": c.inconclusive,
-            "note": comparison_note(c)})
+            "numerics": format_numerics(c), "note": comparison_note(c)})
     columns = ["benchmark", "params", "target", "reference", "relative_ops", "ci_low",
                "ci_high", "peak_fraction", "rounds", "pairs", "significant", "noisy",
-               "inconclusive", "note"]
+               "inconclusive", "numerics", "note"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
@@ -66,6 +67,7 @@ def ops_rows(frame: pd.DataFrame) -> List[dict]:
         "interval": [("%s – %s" % (pct(lo), pct(hi))) if not pd.isna(lo) else ""
                      for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
         "peak": frame["peak_fraction"].map(pct),
+        "numerics": frame["numerics"],
         "note": frame["note"],
     })
     return shown.to_dict("records")
