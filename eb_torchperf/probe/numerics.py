@@ -46,6 +46,9 @@ ACCUMULATE = {"bfloat16": "float32", "float16": "float32", "tf32": "float32"}
 #: lambda of Higham & Mary 2019 Thm 3.1: the bound fails with probability
 #: 2 exp(-lambda^2 / 2) = 2.5e-14 at lambda 8, per inner product.
 LAMBDA = 8.0
+#: Weights repeat the formula's first WEIGHT_PERIOD values (a prime: a row of any
+#: width starts elsewhere in it): alexnet's 61 M weights cost seconds to compute each.
+WEIGHT_PERIOD = 65521
 #: Errors are stored up to this (a non-finite output reads as this: JSON has no inf).
 ERROR_CAP = 1.0e9
 
@@ -89,15 +92,20 @@ class Maker:
         """True for the float64 reference computation."""
         return self.dtype == self.torch.float64
 
-    def tensor(self, *shape, salt=0, scale=1.0):
-        """A formula tensor of `shape`, rounded to the row's dtype, in `dtype`."""
+    def tensor(self, *shape, salt=0, scale=1.0, period=None):
+        """A formula tensor of `shape`, rounded to the row's dtype, in `dtype`; with
+        `period`, the first `period` values repeated (a cheap fill for large weights)."""
         numel = 1
         for size in shape:
             numel *= size
-        key = (numel, salt)
+        count = numel if period is None else min(numel, period)
+        key = (count, salt)
         if key not in self.cache:
-            self.cache[key] = formula(self.torch, numel, salt, self.device)
-        values = self.cache[key].reshape(shape) * scale
+            self.cache[key] = formula(self.torch, count, salt, self.device)
+        values = self.cache[key]
+        if count < numel:
+            values = values.repeat(-(-numel // count))[:numel]
+        values = values.reshape(shape) * scale
         return values.to(self.storage).to(self.dtype)
 
     def indices(self, count, high, salt=0):
@@ -107,14 +115,15 @@ class Maker:
 
     def module(self, module):
         """Fill `module`'s parameters from the formula (2-D and more: scaled by
-        1/sqrt(fan-in); 1-D weights 1 + 0.1 f, 1-D biases 0.1 f) and move it to
-        dtype and device."""
+        1/sqrt(fan-in), repeating every WEIGHT_PERIOD values; 1-D weights 1 + 0.1 f,
+        1-D biases 0.1 f) and move it to dtype and device."""
         torch = self.torch
         with torch.no_grad():
             for name, param in module.named_parameters():
                 if param.dim() > 1:
                     scale = 1.0 / math.sqrt(max(1, param[0].numel()))
-                    values = self.tensor(*param.shape, salt=salt_of(name), scale=scale)
+                    values = self.tensor(*param.shape, salt=salt_of(name), scale=scale,
+                                         period=WEIGHT_PERIOD)
                 else:
                     values = self.tensor(*param.shape, salt=salt_of(name), scale=0.1)
                     if name.endswith("weight"):

@@ -151,11 +151,12 @@ def _add(torch, p, mk):
 
 def _denormal(torch, p, mk):
     # The row's own values (1e-39: below float32's smallest normal) times formula
-    # factors in [0.5, 1): a result flushed to zero reads as a full error.
+    # factors in [0.5, 1).  The float64 computation starts from 1e-39 itself: where the
+    # process flushes denormals (FTZ/DAZ), the row's float32 input is already zero.
     value = 1e-39 if p["values"] == "denormal" else 1.0
-    x = torch.full((p["numel"],), value, dtype=mk.storage).to(mk.dtype)
+    x = torch.full((p["numel"],), value, dtype=mk.dtype if mk.exact else mk.storage)
     y = (mk.tensor(p["numel"], salt=5).abs() * 0.5 + 0.5).to(mk.storage).to(mk.dtype)
-    return torch.addcmul(x, x, y)
+    return torch.addcmul(x.to(mk.dtype), x.to(mk.dtype), y)
 
 
 CPU_CHECKS: Dict[str, Check] = {

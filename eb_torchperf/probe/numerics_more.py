@@ -12,6 +12,7 @@ of all parameter gradients after one backward), with dropout set to 0; the host
 compares the two sides' values (analysis.numerics).
 """
 
+import contextlib
 import math
 
 from . import numerics, suite_models
@@ -135,14 +136,15 @@ def model_numerics(torch, p, mode, device="cpu"):
     finite = lambda value: value if math.isfinite(value) else numerics.ERROR_CAP  # noqa: E731
     if mode == "infer":
         model.eval()
-        with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=bool(autocast)):
+        with torch.no_grad(), (torch.autocast("cuda", torch.bfloat16) if autocast
+                               else contextlib.nullcontext()):
             result["loss"] = finite(float(model(*inputs).double().pow(2).mean()))
         return result
     model.train()
     loss = model(*inputs).float().pow(2).mean()
     loss.backward()
     squares = sum(float(g.double().pow(2).sum()) for g in _dense_grads(model))
-    result.update(loss=finite(float(loss)), grad_norm=finite(math.sqrt(squares)))
+    result.update(loss=finite(float(loss.detach())), grad_norm=finite(math.sqrt(squares)))
     return result
 
 

@@ -145,9 +145,9 @@ def test_failed_benchmark_is_recorded_and_audit_continues():
 
 def test_worker_death_keeps_measured_results(tmp_path, wheel_python):
     # requests of the target (registry order: add_bandwidth, then dispatch): facts,
-    # availability + prepare + 3 runs + release, availability, prepare -> dies at its
-    # 9th request, the 2nd benchmark's prepare
-    crashing = faulty_python(tmp_path, wheel_python, "crash", at=9)
+    # availability + prepare + 3 runs + numerics (first pair) + release, availability,
+    # prepare -> dies at its 10th request, the 2nd benchmark's prepare
+    crashing = faulty_python(tmp_path, wheel_python, "crash", at=10)
     options = RunnerOptions(pairs=1, block_s=0.005, warmup_s=0.0, settle_s=0.0, min_rounds=3,
                             max_rounds=3, bench_budget_s=1.0, allow_same_torch=True)
     result = AuditRun(crashing, wheel_python, "quick", options,
