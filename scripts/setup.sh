@@ -18,7 +18,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends python3-torch python3-torchvision libblas3 liblapack3 \
-        libopenblas0-pthread chromium lmod postgresql bubblewrap >/dev/null
+        libopenblas0-pthread chromium lmod postgresql bubblewrap gcc libc6-dev >/dev/null
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
     update-alternatives --quiet --set "libblas.so.3-$arch" "/usr/lib/$arch/blas/libblas.so.3"
     update-alternatives --quiet --set "liblapack.so.3-$arch" "/usr/lib/$arch/lapack/liblapack.so.3"
