@@ -102,3 +102,24 @@ def test_a_model_row_records_loss_and_gradient_norm():
     assert found["loss"] > 0 and found["grad_norm"] > 0
     infer = numerics_more.for_row(torch, registry.load_suites()["bert_infer"], params)
     assert set(infer) == {"dtype", "loss"}
+
+
+#: Small params per GPU check, run here on the CPU (the same code path but the device).
+GPU_SMALL = {"gemm_cuda": {"dtype": "tf32", "m": 2048, "n": 16, "k": 64},
+             "linear_cuda_fwd": {"dtype": "bf16", "tokens": 8, "in": 64, "out": 32},
+             "linear_cuda_train": {"dtype": "fp32", "tokens": 8, "in": 64, "out": 32},
+             "conv_cuda": {"dtype": "fp32", "batch": 64, "channels": 8, "hw": 6},
+             "sdpa_cuda": {"dtype": "bf16", "batch": 1, "heads": 2, "seq": 16, "head_dim": 32,
+                           "backend": "default"}}
+
+
+def test_every_gpu_check_runs_on_the_cpu_within_its_bound():
+    assert set(numerics_more.GPU_CHECKS) == set(GPU_SMALL)
+    for name, params in GPU_SMALL.items():
+        check = numerics_more.GPU_CHECKS[name]
+        found = numerics.measure(torch, check, params, "cpu")
+        assert found["norm_rel"] <= found["bound"], (name, found)
+    # TF32 rows are judged at TF32's unit roundoff; a fp32 convolution too (cuDNN's default)
+    assert numerics_more.GPU_CHECKS["gemm_cuda"].precision({"dtype": "tf32"}) == "tf32"
+    assert numerics_more.GPU_CHECKS["conv_cuda"].precision({"dtype": "fp32"}) == "tf32"
+    assert numerics_more.GPU_CHECKS["gemm_cuda"].precision({"dtype": "fp32"}) == "float32"
