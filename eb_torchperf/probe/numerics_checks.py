@@ -3,8 +3,9 @@
 A check repeats its row's operation at the row's shapes on formula inputs (numerics.
 Maker), except where NUMERICS_ROWS caps a size that only makes the check slower: the
 rows of an elementwise or normalisation kernel are independent, so fewer of them run
-the same kernel; the inner (summed) dimension K is never capped.  The caps keep the
-check's cost within 5 % of the quick audit (issue 30).
+the same kernel; the inner (summed) dimension K is kept, except the attention length
+of the transformer-layer rows (NUMERICS_TOKENS) and batch norm's batch.  The caps keep
+the check's cost within 5 % of the quick audit (issue 30).
 
 Rows without a check (dispatch, launch, copies, all-reduce: nothing computed, or only
 moved) record no numerics.  Whole models: model_numerics (loss and gradient norm).
@@ -13,9 +14,9 @@ moved) record no numerics.  Whole models: model_numerics (loss and gradient norm
 import dataclasses
 from typing import Callable, Dict
 
-from .numerics import Maker
 
-#: At most this many independent rows (elementwise / normalisation / bags) per check.
+#: At most this many independent rows (elementwise / normalisation / bags) per check;
+#: convolutions and batch norm check at most 2 images.
 NUMERICS_ROWS = 256
 #: At most this many tokens (batch x seq) per transformer-layer check.
 NUMERICS_TOKENS = 32
@@ -40,10 +41,6 @@ class Check:
     depth: Callable[[dict], int]
     precision: Callable[[dict], str] = lambda p: p.get("dtype", "float32")
     chain: int = 1
-
-
-def _weights(torch, mk, shape, salt=7):
-    return mk.tensor(*shape, salt=salt)
 
 
 def _matmul(torch, p, mk):
