@@ -113,6 +113,16 @@ class Maker:
         values = (formula(self.torch, count, salt, self.device) + 1.0) * 0.5 * high
         return values.long().clamp(0, high - 1)
 
+    def _parameter(self, name, param):
+        if param.dim() > 1:
+            scale = 1.0 / math.sqrt(max(1, param[0].numel()))
+            return self.tensor(*param.shape, salt=salt_of(name), scale=scale,
+                               period=WEIGHT_PERIOD)
+        values = self.tensor(*param.shape, salt=salt_of(name), scale=0.1)
+        if name.endswith("weight"):
+            values = (values.double() + 1.0).to(self.storage)
+        return values
+
     def module(self, module):
         """Fill `module`'s parameters from the formula (2-D and more: scaled by
         1/sqrt(fan-in), repeating every WEIGHT_PERIOD values; 1-D weights 1 + 0.1 f,
@@ -120,15 +130,10 @@ class Maker:
         torch = self.torch
         with torch.no_grad():
             for name, param in module.named_parameters():
-                if param.dim() > 1:
-                    scale = 1.0 / math.sqrt(max(1, param[0].numel()))
-                    values = self.tensor(*param.shape, salt=salt_of(name), scale=scale,
-                                         period=WEIGHT_PERIOD)
-                else:
-                    values = self.tensor(*param.shape, salt=salt_of(name), scale=0.1)
-                    if name.endswith("weight"):
-                        values = (values.double() + 1.0).to(self.storage)
-                param.copy_(values.to(param.device, param.dtype))
+                key = ("parameter", name, tuple(param.shape))
+                if key not in self.cache:  # the check's other computation reuses it
+                    self.cache[key] = self._parameter(name, param)
+                param.copy_(self.cache[key].to(param.device, param.dtype))
         return module.to(device=self.device, dtype=self.dtype)
 
 
