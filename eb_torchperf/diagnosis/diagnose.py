@@ -26,6 +26,7 @@ RULE_MODULES = (
     "eb_torchperf.diagnosis.rules.blas",
     "eb_torchperf.diagnosis.rules.known_classes",
     "eb_torchperf.diagnosis.rules.measurement",
+    "eb_torchperf.diagnosis.rules.host",
 )
 
 
