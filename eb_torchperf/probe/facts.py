@@ -219,6 +219,7 @@ COLLECTORS = (
     ("compile", facts_more.collect_compile),
     ("allocator", allocator.collect),
     ("host", hostjob.collect_host),
+    ("isolation", hostjob.collect_isolation),
 )
 
 

@@ -16,7 +16,9 @@ lets tests fake /proc, /sys and nvidia-smi.
 
 import os
 import shutil
+import site
 import subprocess
+import sys
 
 from .facts_more import parse_cpulist
 
@@ -299,3 +301,12 @@ def collect_host(torch=None, reader=None):
             facts[name] = _check(name, "", unknown="%s: %s" % (type(exc).__name__, exc))
     facts.update(gpu_checks(reader))
     return facts
+
+
+def collect_isolation(torch=None):
+    """What the worker's own flags hide: {"user_site": the user site-packages folder
+    when it holds anything and `python -s` kept it off sys.path, else None}."""
+    folder = site.getusersitepackages() if hasattr(site, "getusersitepackages") else None
+    if not sys.flags.no_user_site or not folder or not os.path.isdir(folder):
+        return {"user_site": None}
+    return {"user_site": folder if os.listdir(folder) else None}
