@@ -3,9 +3,9 @@
 They read the `host` facts (probe/hostjob.py: what the process gets and what the node
 has).  Their findings have the subject "host": the verdict then says the build is as
 fast as the reference *on this host* and what the host costs (issue 29).  A check the
-host hid ("unknown") never gives a finding.  None of these rules has an `affects`
-scope: a limit both sides share explains no difference between them (the governor
-rule keeps the scope it had before it moved here).
+host hid ("unknown") never gives a finding.  Their `affects` scope is empty: a limit
+both sides share explains no difference between them (the governor rule keeps the
+scope it had before it moved here).
 """
 
 from typing import List, Optional, Sequence
@@ -41,6 +41,7 @@ def _number(value) -> Optional[float]:
         else None
 
 
+@affects()  # shared by both sides: explains no difference
 def cpus_narrow(target: ProbeResult, reference: Optional[ProbeResult],
                 comparisons: Sequence[Comparison]) -> List[Finding]:
     """The job may use fewer CPUs (affinity, capped by the cgroup quota) than the node
@@ -64,6 +65,7 @@ def cpus_narrow(target: ProbeResult, reference: Optional[ProbeResult],
                     "job's share.", SOURCE_SLURM_CPUS, SUBJECT)]
 
 
+@affects()  # shared by both sides: explains no difference
 def smt_siblings(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """SMT siblings used as cores: more intra-op threads than physical cores in the
@@ -102,6 +104,7 @@ def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_CPUFREQ, SUBJECT)]
 
 
+@affects()  # shared by both sides: explains no difference
 def boost_off(target: ProbeResult, reference: Optional[ProbeResult],
               comparisons: Sequence[Comparison]) -> List[Finding]:
     """CPU boost (turbo) switched off: every core stays at or below its base clock.
@@ -120,6 +123,7 @@ def _gpu_present(target: ProbeResult) -> bool:
         host_check(target, "gpu_power").get("process"))
 
 
+@affects()  # shared by both sides: explains no difference
 def numa_balancing_on(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
     """Automatic NUMA balancing on a multi-node GPU host: task_numa_work rewrites page
@@ -145,6 +149,7 @@ def _below_default(check: dict) -> List[str]:
             if _number(a) is not None and _number(b) and a < BELOW_DEFAULT * b]
 
 
+@affects()  # shared by both sides: explains no difference
 def gpu_below_default(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
     """GPU power limit or application clocks left below their defaults (by an earlier
