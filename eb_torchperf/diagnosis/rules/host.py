@@ -44,9 +44,10 @@ def _number(value) -> Optional[float]:
 @affects()  # shared by both sides: explains no difference
 def cpus_narrow(target: ProbeResult, reference: Optional[ProbeResult],
                 comparisons: Sequence[Comparison]) -> List[Finding]:
-    """The job may use fewer CPUs (affinity, capped by the cgroup quota) than the node
-    has online: info, since the figures hold for that share (a Slurm job step on part
-    of a node is normal); the verdict says so.  Source: sbatch --exclusive."""
+    """The job may use fewer CPUs (affinity, capped by the cgroup quota) than the node has.
+
+    Info: the figures hold for that share (a Slurm job step on part of a node is
+    normal); the verdict says so.  Source: sbatch --exclusive."""
     cpus, quota = host_check(target, "cpus"), host_check(target, "quota")
     allowed, node = _number(cpus.get("process")), _number(cpus.get("node"))
     limit = _number(quota.get("process"))
@@ -68,9 +69,9 @@ def cpus_narrow(target: ProbeResult, reference: Optional[ProbeResult],
 @affects()  # shared by both sides: explains no difference
 def smt_siblings(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
-    """SMT siblings used as cores: more intra-op threads than physical cores in the
-    affinity, where the affinity holds siblings.  Source: the PyTorch tuning guide
-    (one thread per physical core, SOURCE_TUNING)."""
+    """SMT siblings used as cores: more intra-op threads than allowed physical cores.
+
+    Source: the PyTorch tuning guide (one thread per physical core, SOURCE_TUNING)."""
     smt = host_check(target, "smt")
     cores, cpus = _number(smt.get("process")), _number(smt.get("node"))
     threads = target.fact("torch", "intra_op_threads")
@@ -90,8 +91,10 @@ def smt_siblings(target: ProbeResult, reference: Optional[ProbeResult],
 @affects(families())
 def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
                        comparisons: Sequence[Comparison]) -> List[Finding]:
-    """Class 17: CPU frequency governor `powersave` on an allowed CPU (the host check;
-    older results: cpufreq sysfs of cpu0).  Source: Linux cpufreq documentation."""
+    """Class 17: CPU frequency governor `powersave` on an allowed CPU.
+
+    Read by the host check (older results: cpufreq sysfs of cpu0).  Source: Linux
+    cpufreq documentation."""
     check = host_check(target, "governor")
     governor = check.get("process") if check else target.fact("cpu", "governor")
     if not governor or "powersave" not in str(governor).split(", "):
@@ -108,6 +111,7 @@ def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
 def boost_off(target: ProbeResult, reference: Optional[ProbeResult],
               comparisons: Sequence[Comparison]) -> List[Finding]:
     """CPU boost (turbo) switched off: every core stays at or below its base clock.
+
     Source: intel_pstate no_turbo and cpufreq boost documentation (SOURCE_PSTATE)."""
     check = host_check(target, "boost")
     if check.get("process") != "off":
@@ -126,8 +130,9 @@ def _gpu_present(target: ProbeResult) -> bool:
 @affects()  # shared by both sides: explains no difference
 def numa_balancing_on(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
-    """Automatic NUMA balancing on a multi-node GPU host: task_numa_work rewrites page
-    tables of the running process (16-31 ms stalls, DeepEP issue 624)."""
+    """Kernel NUMA balancing on a multi-node GPU host (16-31 ms stalls, DeepEP#624).
+
+    task_numa_work rewrites the running process's page tables on a timer."""
     check = host_check(target, "numa_balancing")
     nodes = _number(check.get("node"))
     if not str(check.get("process", "off")).startswith("on") or not nodes or nodes < 2 \
@@ -152,8 +157,9 @@ def _below_default(check: dict) -> List[str]:
 @affects()  # shared by both sides: explains no difference
 def gpu_below_default(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
-    """GPU power limit or application clocks left below their defaults (by an earlier
-    job or an admin): read with nvidia-smi, never changed.  Source: nvidia-smi docs."""
+    """GPU power limit or application clocks below their defaults (read, never changed).
+
+    An earlier job or an admin may have left them so.  Source: nvidia-smi docs."""
     found = []
     for name, what, fix in (("gpu_power", "power limit", "nvidia-smi -pl <default>"),
                             ("gpu_clocks", "application clocks", "nvidia-smi -rac")):
