@@ -54,8 +54,9 @@ def cpus_narrow(target: ProbeResult, reference: Optional[ProbeResult],
     if allowed is None or node is None:
         return []
     usable = min(allowed, limit) if limit is not None else allowed
-    if usable >= node:
-        return []
+    other = _number(host_check(reference, "cpus").get("process"))
+    if usable >= node or (other is not None and other != allowed):
+        return []  # a mask of the target only is a difference (differences.affinity)
     return [Finding("host-cpus-narrow", "info",
                     "The job may use %g of the node's %d CPUs: every figure is for that "
                     "share" % (usable, node),

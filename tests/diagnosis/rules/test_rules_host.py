@@ -23,6 +23,10 @@ def test_cpus_narrow_uses_affinity_capped_by_quota():
     assert ids(found) == [("host-cpus-narrow", "info", "host")]
     assert "4 of the node's 64 CPUs" in found[0].title
     assert host.cpus_narrow(probe(cpus=check(2, 2), quota=check("none", 2)), None, []) == []
+    # the target alone on fewer CPUs is a difference of the two sides, not the host's
+    wide = probe(cpus=check(64, 64))
+    assert host.cpus_narrow(probe(cpus=check(8, 64)), wide, []) == []
+    assert ids(host.cpus_narrow(probe(cpus=check(8, 64)), probe(cpus=check(8, 64)), []))
     hidden = probe(cpus=check(2, None, unknown="online unreadable"))
     assert host.cpus_narrow(hidden, None, []) == []
 
