@@ -166,7 +166,7 @@ def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = N
 def _explain_path(plan: Plan, results_path: str) -> str:
     """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
     from eb_torchperf.diagnosis.explanation import explain_path
-    if plan.request.explain.out:
+    if plan.request.explain is not None and plan.request.explain.out:
         return plan.request.explain.out
     return explain_path(results_path) if results_path else ""
 

@@ -79,3 +79,24 @@ def test_a_confirmed_trial_becomes_the_cause_in_the_findings():
     confirmed = difftrials.confirm([finding], spent.ran)
     assert confirmed[0].rule_id == difftrials.CONFIRMED
     assert confirmed[0].evidence["cause"] == ["OMP_NUM_THREADS"]
+
+
+def test_pipeline_saves_the_confirming_trials_beside_the_results(tmp_path, monkeypatch):
+    import sys
+    from eb_torchperf.diagnosis.explanation import ExplainResult
+    from eb_torchperf.workflows import pipeline
+    from eb_torchperf.workflows.request import AuditRequest
+    measured = golden_result()
+    monkeypatch.setattr(pipeline, "measure", lambda plan, display: measured)
+    asked = []
+    monkeypatch.setattr(pipeline, "confirm_trials", lambda request, result, display: asked.append(
+        request.trial_budget_s) or ExplainResult(result.target.python, result.reference.python))
+    out = tmp_path / "audit.json"
+    request = AuditRequest(target=sys.executable, reference=sys.executable, out=str(out),
+                           formats=("md",), trial_budget_s=7.0)
+    outcome = pipeline.run(request)
+    assert asked == [7.0]
+    assert outcome.explain_path == str(tmp_path / "audit.explain.json")
+    assert (tmp_path / "audit.explain.json").exists() and (tmp_path / "audit.md").exists()
+    no_trials = dataclasses.replace(request, trials=False, out=str(tmp_path / "b.json"))
+    assert pipeline.run(no_trials).explain_path == "" and asked == [7.0]
