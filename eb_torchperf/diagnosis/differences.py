@@ -80,8 +80,7 @@ class Difference:
             changed at run time ("build setting: rebuild").
         trial_env: environment overrides for that trial ({} when not changeable).
         expect: what the trial's child probe must show (trials.EFFECT_CHECKS keys).
-        effect: what the difference does where documented (diagnosis/effects.py), "".
-        effect_source: the URL documenting `effect`, "".
+        effect, effect_source: what it does and the URL saying so (diagnosis/effects.py), "".
     """
 
     key: str
@@ -110,10 +109,9 @@ def known_effect(key: str) -> Tuple[str, ...]:
 
 
 def _diff(key, group, target, reference, **kwargs) -> Difference:
-    documented = documented_effect(key)
-    if documented is not None:
-        kwargs.update(effect=documented.effect, effect_source=documented.source)
-    return Difference(key, group, target, reference, known_effect(key), **kwargs)
+    doc = documented_effect(key)
+    extra = dict(effect=doc.effect, effect_source=doc.source) if doc else {}
+    return Difference(key, group, target, reference, known_effect(key), **kwargs, **extra)
 
 
 UNSET = "unset"
