@@ -16,6 +16,9 @@ Schema history (SCHEMA_VERSION):
     while that result was measured: other_cpu, steal, self_cpu, runq;
     measure.contention) and AuditResult.conditions (worker_mode fork/spawn, host load
     summary, allowed_cpus); documents without them load (empty: not measured).
+  3 (2026-12-02): additive: probe facts `host` (probe/hostjob.py: the host and job checks,
+    each a value or "unknown" with the reason) and `isolation`; differences carry their
+    documented `effect` (diagnosis/effects.py).  Versions 1 and 2 load (no host section).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
