@@ -122,6 +122,13 @@ def add_arguments(parser) -> None:
                         help="after the audit, profile both sides per operator (no remedy "
                              "trials; see eb-torchperf explain) and add the profile diff to "
                              "the findings and reports")
+    parser.add_argument("--no-trials", action="store_true",
+                        help="do not confirm an unexplained slowdown by trial (by default "
+                             "the rows are re-run with each run-time difference removed, "
+                             "bisecting many, within the trial budget)")
+    parser.add_argument("--trial-budget", type=float, metavar="SECONDS",
+                        help="seconds for those trials (default: 30 s or 30 %% of the "
+                             "audit's wall time, whichever is larger)")
     add_store_arguments(parser)
 
 
@@ -175,7 +182,9 @@ def request_of(args, formats=(), **changes) -> AuditRequest:
         cache_dir=args.cache_dir, pip_options=tuple(args.pip_option), stop_on_sigterm=True,
         reference_env_extra=tuple(getattr(args, "reference_env", None) or ()),
         keep_reference_env=getattr(args, "keep_reference_env", False),
-        allow_same_torch=getattr(args, "allow_same_torch", False))
+        allow_same_torch=getattr(args, "allow_same_torch", False),
+        trials=not getattr(args, "no_trials", False),
+        trial_budget_s=getattr(args, "trial_budget", None))
     fields.update(changes)
     return AuditRequest(**fields)
 

@@ -42,6 +42,10 @@ def print_outcome(console: Console, result, comparisons, written: dict) -> None:
                              [f.rule_id for f in result.findings])
     if diffs:
         console.print(differences_table(diffs))
+    from eb_torchperf.present.host_view import host_rows, host_table, isolation_notes
+    host = host_table(host_rows(result.target), isolation_notes(result.target))
+    if host is not None:
+        console.print(host)
     console.rule("Findings")
     print_findings(console, result.findings)
     console.print(verdict(result, comparisons)["text"], highlight=False, markup=False)

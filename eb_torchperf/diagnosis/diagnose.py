@@ -27,6 +27,7 @@ RULE_MODULES = (
     "eb_torchperf.diagnosis.rules.known_classes",
     "eb_torchperf.diagnosis.rules.measurement",
     "eb_torchperf.diagnosis.rules.numerics",
+    "eb_torchperf.diagnosis.rules.host",
 )
 
 

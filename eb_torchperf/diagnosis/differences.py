@@ -17,6 +17,7 @@ import dataclasses
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from eb_torchperf.diagnosis.effects import documented_effect
 from eb_torchperf.diagnosis.facts import NOT_TORCH, cpu_capability
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.probe.facts_more import library_name
@@ -79,6 +80,7 @@ class Difference:
             changed at run time ("build setting: rebuild").
         trial_env: environment overrides for that trial ({} when not changeable).
         expect: what the trial's child probe must show (trials.EFFECT_CHECKS keys).
+        effect, effect_source: what it does and the URL saying so (diagnosis/effects.py), "".
     """
 
     key: str
@@ -90,6 +92,8 @@ class Difference:
     how: str = ""
     trial_env: Dict[str, Optional[str]] = dataclasses.field(default_factory=dict)
     expect: Dict[str, object] = dataclasses.field(default_factory=dict)
+    effect: str = ""
+    effect_source: str = ""
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -105,7 +109,9 @@ def known_effect(key: str) -> Tuple[str, ...]:
 
 
 def _diff(key, group, target, reference, **kwargs) -> Difference:
-    return Difference(key, group, target, reference, known_effect(key), **kwargs)
+    doc = documented_effect(key)
+    extra = dict(effect=doc.effect, effect_source=doc.source) if doc else {}
+    return Difference(key, group, target, reference, known_effect(key), **kwargs, **extra)
 
 
 UNSET = "unset"
@@ -311,16 +317,17 @@ def _same_version(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".") or not a or not b
 
 
-#: Library names shown per side in "other shared libraries" (the rest are counted).
-SHOWN_LIBRARIES = 8
+#: Library names shown as examples in "other shared libraries" (the rest are counted).
+SHOWN_LIBRARIES = 3
 
 
-def _few(names: List[str]) -> str:
-    """"a, b, c" or "a, b, ... (+205 more)": one readable cell, not a wall."""
-    if not names:
+def _few(only: List[str], versions: List[str]) -> str:
+    """A count, not a wall: "214 only here, 3 in another version (e.g. a, b, c)"."""
+    if not only and not versions:
         return "none"
-    rest = len(names) - SHOWN_LIBRARIES
-    return ", ".join(names[:SHOWN_LIBRARIES]) + (" (+%d more)" % rest if rest > 0 else "")
+    counts = (["%d only here" % len(only)] if only else []) + \
+        (["%d in another version" % len(versions)] if versions else [])
+    return "%s (e.g. %s)" % (", ".join(counts), ", ".join((versions + only)[:SHOWN_LIBRARIES]))
 
 
 def libraries(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
@@ -331,7 +338,7 @@ def libraries(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
         return []
     grouped = lambda s: (any(p.search(s) for p in _BUILD_LIBS.values())  # noqa: E731
                          or NOT_TORCH.search(s))
-    out, others_t, others_r = [], [], []
+    out, others_t, others_r = [], ([], []), ([], [])
     for stem in sorted(set(t) | set(r)):
         if grouped(stem) or (stem in t and stem in r and _same_version(t[stem], r[stem])):
             continue
@@ -340,12 +347,11 @@ def libraries(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
                              how="library found at run time: load the module the easyconfig "
                                  "depends on"))
             continue
-        if stem in t:
-            others_t.append(_lib_text(t, [stem]))
-        if stem in r:
-            others_r.append(_lib_text(r, [stem]))
-    if others_t or others_r:
-        out.append(_diff("other shared libraries", "library", _few(others_t), _few(others_r),
+        for side, other, names in ((t, r, others_t), (r, t, others_r)):
+            if stem in side:
+                names[stem in other].append(_lib_text(side, [stem]))
+    if any(others_t + others_r):
+        out.append(_diff("other shared libraries", "library", _few(*others_t), _few(*others_r),
                          how="libraries loaded by one side only or in another version"))
     return out
 

@@ -70,14 +70,20 @@ def plan_difference_trials(baseline: AuditResult, findings: Sequence[Finding] = 
                                 dict(diff.trial_env), dict(diff.expect), benches))
     if len(trials) > 1:
         # each alone may recover only part when two settings slow the same rows
-        env, expect = {}, {}
-        for trial in trials:
-            env.update(trial.env)
-            expect.update({k: dict(expect.get(k, {}), **v) if isinstance(v, dict) else v
-                           for k, v in trial.expect.items()})
-        trials.append(Trial(tuple(t.remedy_ids[0] for t in trials), (UNEXPLAINED,),
-                            " + ".join(t.label for t in trials), env, expect, benches))
+        trials.append(combine(trials))
     return trials, skipped
+
+
+def combine(trials: Sequence[Trial]) -> Trial:
+    """One trial removing every difference of `trials` (single-difference trials of
+    one finding) at once: their environments and expected effects merged."""
+    env, expect = {}, {}
+    for trial in trials:
+        env.update(trial.env)
+        expect.update({k: dict(expect.get(k, {}), **v) if isinstance(v, dict) else v
+                       for k, v in trial.expect.items()})
+    return Trial(tuple(t.remedy_ids[0] for t in trials), (UNEXPLAINED,),
+                 " + ".join(t.label for t in trials), env, expect, trials[0].benches)
 
 
 def with_first_call(result: TrialResult, baseline: AuditResult) -> TrialResult:

@@ -12,7 +12,7 @@ import platform
 import re
 import sys
 
-from . import allocator, facts_more
+from . import allocator, facts_more, hostjob
 from .envprefixes import read_by_torch
 from .gpu_facts import collect_gpu
 from .install_kind import collect_install
@@ -221,6 +221,8 @@ COLLECTORS = (
     ("libraries", facts_more.collect_libraries),
     ("compile", facts_more.collect_compile),
     ("allocator", allocator.collect),
+    ("host", hostjob.collect_host),
+    ("isolation", hostjob.collect_isolation),
 )
 
 

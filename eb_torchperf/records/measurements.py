@@ -19,6 +19,9 @@ Schema history (SCHEMA_VERSION):
   3 (2026-12-02): additive: BenchResult.numerics (per side, first pair: the row's error
     against float64 on formula inputs -- max_rel, norm_rel, flushed, dtype, bound, depth;
     whole models: loss, grad_norm; probe.numerics); documents without it load ({}).
+  3 (2026-12-02): additive: probe facts `host` (probe/hostjob.py: the host and job checks,
+    each a value or "unknown" with the reason) and `isolation`; differences carry their
+    documented `effect` (diagnosis/effects.py).  Versions 1 and 2 load (no host section).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.

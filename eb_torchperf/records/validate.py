@@ -237,6 +237,10 @@ FACTS = Obj(optional={
         "devices": Opt(ListOf(Obj(optional={
             "name": _OPT_STR, "capability": _OPT_STR, "memory_bytes": _OPT_INT,
             "multiprocessors": _OPT_INT, "arch_support": _OPT_STR})))})),
+    # probe/hostjob.py (issue 29): read by present/host_view.py and rules/host.py
+    "host": Opt(MapOf(Obj(optional={"label": _OPT_STR, "unit": _OPT_STR, "unknown": _OPT_STR,
+                                    "source": _OPT_STR}))),
+    "isolation": Opt(Obj(optional={"user_site": _OPT_STR})),
     "errors": Opt(ListOf(Obj(optional={"name": _OPT_STR, "exc_type": _OPT_STR,
                                        "message": _OPT_STR}))),
 })

@@ -166,7 +166,7 @@ def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = N
 def _explain_path(plan: Plan, results_path: str) -> str:
     """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
     from eb_torchperf.diagnosis.explanation import explain_path
-    if plan.request.explain.out:
+    if plan.request.explain is not None and plan.request.explain.out:
         return plan.request.explain.out
     return explain_path(results_path) if results_path else ""
 
@@ -201,6 +201,13 @@ def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparis
     with progress:
         return explain(result, progress=progress if display.explain_progress else None,
                        **kwargs)
+
+
+def confirm_trials(request: AuditRequest, result: AuditResult, display: Display):
+    """Issue 29: the trials that confirm an unexplained slowdown's cause, as an explain
+    document without profiles (workflows/confirm.py), None when nothing is tried."""
+    from eb_torchperf.workflows.confirm import audit_runner, confirm_step
+    return confirm_step(result, audit_runner(result), request.trial_budget_s, display.log)
 
 
 def save(result: AuditResult, path, explained=None, explain_file: str = "") -> None:
@@ -283,10 +290,12 @@ def _run(plan: Plan, display: Display) -> PipelineOutcome:
     elif request.reuse_explain and request.results is not None:
         from eb_torchperf.workflows.stored import stored_explain
         explained = stored_explain(request.results, result, display.log)
+    elif request.trials and request.results is None:
+        explained = confirm_trials(request, result, display)
     if explained is not None:
         from eb_torchperf.diagnosis.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
-        if request.explain is not None:
+        if request.explain is not None or request.results is None:
             explain_file = _explain_path(plan, results_path)
             save(result, results_path, explained, explain_file)
     out_dir, stem = _report_place(plan, results_path)

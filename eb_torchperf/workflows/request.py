@@ -91,6 +91,9 @@ class AuditRequest:
         allow_same_torch: an A/A run on purpose: both sides may load one torch.
         wait_idle_s: before measuring, wait up to this many seconds for the allowed
             CPUs to be idle (RunnerOptions.wait_idle_s); None: measure at once.
+        trials: an unexplained slowdown with run-time differences is confirmed by
+            trials after the audit (workflows/confirm.py; measured audits only).
+        trial_budget_s: seconds for those trials (None: max(30 s, 30 % of the audit)).
     """
 
     target: Optional[str] = None
@@ -119,6 +122,8 @@ class AuditRequest:
     reference_env_extra: Union[Mapping[str, Optional[str]], Sequence[str], None] = None
     keep_reference_env: bool = False
     allow_same_torch: bool = False
+    trials: bool = True
+    trial_budget_s: Optional[float] = None
 
     @property
     def reference_spec(self) -> str:
@@ -284,6 +289,10 @@ def check_writable(path: pathlib.Path) -> None:
 
 def _check_choices(request: AuditRequest) -> None:
     _check_timeout(request.timeout_s)
+    budget = request.trial_budget_s
+    if budget is not None and not (0 < budget <= MAX_TIMEOUT_S):
+        raise ConfigError("--trial-budget must be a number of seconds > 0 and at most %d, "
+                          "not %g" % (MAX_TIMEOUT_S, budget))
     unknown = [f for f in request.formats if f not in REPORT_FORMATS]
     if unknown:
         raise ConfigError("unknown report format %s (choose from %s)"

@@ -1,4 +1,5 @@
-"""Run-time rules: OpenMP runtimes, threads vs cores, pinning, denormals, governor, peak.
+"""Run-time rules: OpenMP runtimes, threads vs cores, pinning, denormals, peak
+(the governor rule moved to rules/host.py).
 
 These read what the probe saw inside the running process (mapped libraries,
 threadpoolctl pools, affinity mask, cgroup quota, environment) rather than how torch
@@ -19,7 +20,6 @@ SOURCE_MULTI_OPENMP = "https://github.com/joblib/threadpoolctl/blob/master/multi
 SOURCE_TUNING = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
 SOURCE_GOMP = "https://gcc.gnu.org/onlinedocs/libgomp/OMP_005fPROC_005fBIND.html"
 SOURCE_DENORMAL = "https://pytorch.org/docs/stable/generated/torch.set_flush_denormal.html"
-SOURCE_CPUFREQ = "https://www.kernel.org/doc/html/latest/admin-guide/pm/cpufreq.html"
 
 #: Intra-op threads per usable core: under 0.6 leaves cores idle (1 thread on 2 cores),
 #: over 1.0 oversubscribes.  The tuning guide (SOURCE_TUNING) sets one thread per
@@ -168,24 +168,6 @@ def denormal_slowdown(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_DENORMAL, "target")]
 
 
-@affects(families())
-def governor_powersave(target: ProbeResult, reference: Optional[ProbeResult],
-                       comparisons: Sequence[Comparison]) -> List[Finding]:
-    """Class 17: CPU frequency governor `powersave` (cpufreq sysfs of cpu0).
-
-    Source: Linux cpufreq documentation (SOURCE_CPUFREQ).
-    """
-    governor = target.fact("cpu", "governor")
-    if governor != "powersave":
-        return []
-    return [Finding("governor-powersave", "warning", "CPU frequency governor is powersave",
-                    {"scaling_governor (cpu0)": governor},
-                    "Ask the site admins to use the performance governor on compute nodes "
-                    "(cpupower frequency-set -g performance); with intel_pstate active, "
-                    "powersave is its dynamic default and costs less.",
-                    SOURCE_CPUFREQ, "target")]
-
-
 @affects(families("cpu", only=("gemm",)))
 def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
                     comparisons: Sequence[Comparison]) -> List[Finding]:
@@ -211,4 +193,4 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
                     SOURCE_931, "target")]
 
 RULES = [multiple_openmp, threads_vs_cores, main_thread_pinned, denormal_slowdown,
-         governor_powersave, gemm_below_peak]
+         gemm_below_peak]

@@ -1,8 +1,9 @@
 """Display rows of the differences between the two sides (eb_torchperf.differences).
 
 One list serves the HTML and Markdown reports and the terminal: each difference once,
-with its group, both values, "known effect (rule ids)" or "unknown effect", and
-whether a trial can change it at run time.
+with its group, both values, what it does ("explained by <rule>" where that rule's
+finding fired, else its documented effect, "no finding from <rule>" or "unknown
+effect") and whether a trial can change it at run time.
 """
 
 from typing import List, Sequence
@@ -14,16 +15,15 @@ def differences_rows(diffs: Sequence[Difference], fired: Sequence[str] = ()) -> 
 
     Args:
         diffs: differences.differences(target, reference).
-        fired: rule ids of the audit's findings: a known effect whose rule fired says so.
+        fired: rule ids of the audit's findings: a rule that fired explains its rows.
     """
     rows = []
     for d in diffs:
-        if d.known_effect:
-            hit = [r for r in d.known_effect if r in fired]
-            effect = "known effect (%s%s)" % (", ".join(d.known_effect),
-                                               "; fired" if hit else "")
-        else:
-            effect = "unknown effect"
+        hit = [r for r in d.known_effect if r in fired]
+        # a rule that did not fire explains nothing here: the documented effect instead
+        effect = ("explained by %s" % ", ".join(hit) if hit
+                  else d.effect or ("no finding from %s" % ", ".join(
+                      d.known_effect) if d.known_effect else "unknown effect"))
         rows.append({"group": d.group, "key": d.key, "target": value_text(d.target),
                      "reference": value_text(d.reference), "effect": effect,
                      "run_time": ("yes: " if d.changeable else "no: ") + d.how})

@@ -25,6 +25,7 @@ from eb_torchperf.present.report.explain_view import explain_view
 from eb_torchperf.present.report.tables import comparison_frame, format_params, ops_rows, pct, raw_rows
 from eb_torchperf.diagnosis.differences import differences
 from eb_torchperf.present.report.differences_view import differences_rows
+from eb_torchperf.present.host_view import host_rows, host_status, isolation_notes, only_host
 
 SEVERITY_LABELS = {"error": "Errors", "warning": "Warnings", "info": "Information"}
 MISSING = "—"
@@ -66,6 +67,7 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     }[judged.speed]()
     status = (level.upper() if level not in ("ok", "info")  # never OK undecided (issue 26)
               else "UNDECIDED" if judged.speed == "inconclusive" else "OK")
+    status, host = host_status(status, judged.findings)
     if not judged.complete:
         # a cut-short run is never "OK": say so first, with the cause
         status = "INCOMPLETE RUN (%s)" % (judged.problem or "cut short")
@@ -73,8 +75,10 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
             status += ", " + level.upper()
     parts = ["%s: %s" % (status, speed)]
     parts.append(counts or "no findings")
-    if judged.findings and level in ("error", "warning"):
+    if judged.findings and level in ("error", "warning") and not only_host(judged.findings):
         parts.append("top finding: %s" % judged.findings[0].title)
+    if host:
+        parts.append(host)
     return {"level": level, "text": "; ".join(parts) + "."}
 
 
@@ -304,6 +308,7 @@ def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] 
         "config": [r._asdict() for r in rows],
         "differences": differences_rows(differences(result.target, result.reference),
                                         [f.rule_id for f in result.findings]),
+        "host": host_rows(result.target), "host_notes": isolation_notes(result.target),
         "runtime": runtime_rows(result.target, result.reference),
         "raw": raw_rows(result),
         "skipped": skipped_rows(result.skipped),

@@ -111,16 +111,6 @@ def test_denormal_slowdown_bound(denormal_s, found):
         assert result[0].evidence["flush-to-zero supported"] is True
 
 
-# -- class 17: governor ---------------------------------------------------------------------------
-
-def test_powersave_governor_warns():
-    found = runtime.governor_powersave(with_facts(golden_probe("target"), cpu__governor="powersave"),
-                                       None, [])
-    assert [(f.rule_id, f.severity) for f in found] == [("governor-powersave", "warning")]
-    performance = with_facts(golden_probe("target"), cpu__governor="performance")
-    assert runtime.governor_powersave(performance, None, []) == []
-
-
 # -- without a reference: GEMM against the nominal peak ------------------------------------------
 
 def test_mkl_gemm_far_below_peak_without_reference():
