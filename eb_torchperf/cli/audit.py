@@ -144,12 +144,12 @@ def add_store_arguments(parser) -> None:
 
 def store(args, outcome) -> None:
     """Store the saved results JSON in the results database; a database problem is one
-    line and never changes the exit status (store.write.record_quietly)."""
+    line and never changes the exit status (store.quiet.record_quietly)."""
     path = outcome.results_path
     if not path or not pathlib.Path(path).is_file():
         return
     from eb_torchperf.store.context import from_env
-    from eb_torchperf.store.write import record_quietly
+    from eb_torchperf.store.quiet import record_quietly
     report = outcome.written.get("html") or ""
     _, line = record_quietly(path, from_env("cli", args.node_type), str(report), args.db)
     if line:

@@ -166,7 +166,7 @@ def _store(job: FleetJob, results_path: str) -> str:
     """Store a job's results (node type: its partition; build: its module, if any);
     idempotent, so gathering again stores nothing twice (store.write)."""
     from eb_torchperf.store.context import from_env
-    from eb_torchperf.store.write import record_quietly
+    from eb_torchperf.store.quiet import record_quietly
     build = job.target if job.kind == "module" else ""
     return record_quietly(results_path, from_env("fleet", job.partition, build=build))[1]
 

@@ -20,7 +20,7 @@ from eb_torchperf.store.context import BuildContext
 from eb_torchperf.store.location import StoreError, database_url
 from eb_torchperf.store.query import Filters, history, rows_of
 from eb_torchperf.store.regress import BuildComparison, compare_builds, previous_build
-from eb_torchperf.store.write import record_quietly
+from eb_torchperf.store.quiet import record_quietly
 
 ENV_REGRESSION = "EB_TORCHPERF_REGRESSION"
 REGRESSION_MODES = ("off", "warn", "fail")

@@ -20,7 +20,8 @@ from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import BuildContext, completed
-from eb_torchperf.store.location import StoreError, database_url, shown
+from eb_torchperf.store.location import StoreError, shown
+from eb_torchperf.store.quiet import not_stored
 from eb_torchperf.store.schema import audit_rows, audits, row_values
 
 #: Results file names an import takes from a folder: *.json except these.
@@ -148,20 +149,16 @@ def results_files(paths: Iterable[str]) -> Iterator[str]:
             yield path
 
 
-def record_quietly(path: str, context: BuildContext, report_path: str = "",
-                   db: Optional[str] = None) -> Tuple[Optional[int], str]:
-    """Store a just-written results JSON in the configured database without ever failing
-    the audit: (audit id or None, one line for the user: where it was stored, "" when
-    storing is off, or what was not stored and why)."""
-    url = database_url(db)
-    if url is None:
-        return None, ""
+def record_at(url: str, path: str, context: BuildContext,
+              report_path: str = "") -> Tuple[Optional[int], str]:
+    """Store a just-written results JSON in the database at `url` without ever failing
+    the audit (store.quiet.record_quietly is the entry): (audit id or None, one line
+    for the user: where it was stored, or what was not stored and why)."""
     try:
         engine = engines.opened(url)
         audit_id, new = record_file(engine, path, context, report_path)
     except (TorchPerfError, sa.exc.SQLAlchemyError, OSError) as exc:
-        return None, ("eb-torchperf: warning: audit not stored in the results database "
-                      "(%s); the results JSON %s is kept" % (" ".join(str(exc).split()), path))
+        return None, not_stored(path, exc)
     return audit_id, "stored as audit %d in %s%s" % (audit_id, shown(url),
                                                         "" if new else " (already there)")
 

@@ -153,7 +153,7 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
         paths = paths or written
     if installdir:
         check_torch_location(result, installdir)
-    from eb_torchperf.store.buildcheck import store_and_compare
+    from eb_torchperf.store.quiet import store_and_compare
     from eb_torchperf.store.context import from_env
     stored = store_and_compare(os.path.join(out_dirs[0], RESULTS_NAME),
                                build or from_env("sanity-check"), paths[0] if paths else "")
