@@ -7,23 +7,20 @@ import os
 import subprocess
 import sys
 
-from eb_torchperf.store.context import BuildContext
-
 SCRIPT = """
 import sys
 sys.modules["sqlalchemy"] = None          # import sqlalchemy -> ImportError
 from eb_torchperf.store import quiet
-print(repr(quiet.record_quietly(sys.argv[1], quiet_context(), db=sys.argv[2])))
-note = quiet.store_and_compare(sys.argv[1], quiet_context())
+from eb_torchperf.store.context import BuildContext
+print(repr(quiet.record_quietly(sys.argv[1], BuildContext(), db=sys.argv[2])))
+note = quiet.store_and_compare(sys.argv[1], BuildContext())
 print(repr(note if note is None else tuple(note.lines)))
 """
 
 
 def _run(tmp_path, db):
-    script = SCRIPT.replace("quiet_context()", "BuildContext()")
-    script = "from eb_torchperf.store.context import BuildContext\n" + script
     env = dict(os.environ, EB_TORCHPERF_DB=db)
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "r.json"), db],
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "r.json"), db],
                           capture_output=True, text=True, env=env, check=True)
     return [ast.literal_eval(line) for line in done.stdout.splitlines()]
 
