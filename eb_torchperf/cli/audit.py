@@ -32,6 +32,7 @@ finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or a
 audit cut short (results and reports so far are still written).
 """
 
+import contextlib
 import pathlib
 import sys
 
@@ -207,6 +208,7 @@ def stopped_line(outcome) -> str:
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
     out, err = make_console(), make_console(stderr=True)
+    folder_existed = pathlib.Path(DEFAULT_OUT_DIR).is_dir()
     request = request_of(args, formats)
     try:
         outcome = pipeline.run(request, display_of(err, args.quiet))
@@ -214,6 +216,9 @@ def run(args) -> int:
         claimed = pathlib.Path(request.out)
         if not args.out and claimed.is_file() and claimed.stat().st_size == 0:
             claimed.unlink()  # the claimed name of a run that saved nothing
+            if not folder_existed:  # nor an empty reports/ folder after a usage error
+                with contextlib.suppress(OSError):
+                    claimed.parent.rmdir()
     result, comparisons = outcome.result, outcome.comparisons
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),

@@ -11,11 +11,13 @@ the file.  `claim_new` picks a file name nobody has used (for run names), and
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import pathlib
+import stat
 import tempfile
-from typing import Iterable, Optional, Union
+from typing import Dict, Iterable, Optional, Union
 
 from eb_torchperf.errors import ConfigError, WriteError
 
@@ -23,6 +25,8 @@ PathLike = Union[str, os.PathLike]
 
 #: Largest sequence number tried by claim_new before it gives up.
 MAX_SEQUENCE = 9999
+#: Results names this process claimed with claim_out: path -> the open, locked fd.
+_CLAIMS: Dict[str, int] = {}
 
 
 def _fsync_folder(folder: pathlib.Path) -> None:
@@ -63,8 +67,7 @@ def write_bytes(path: PathLike, data: bytes, mode: Optional[int] = None) -> path
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteError("cannot write %s: %s" % (target, _why(exc))) from None
-    if target.is_dir():
-        raise WriteError("cannot write %s: it is a folder" % target)
+    refuse_special(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".%s." % target.name, suffix=".tmp",
                                    dir=str(target.parent))
@@ -92,6 +95,26 @@ def write_bytes(path: PathLike, data: bytes, mode: Optional[int] = None) -> path
         raise
     _fsync_folder(target.parent)
     return target
+
+
+def refuse_special(path: PathLike) -> None:
+    """Refuse to write over anything but a regular file (a missing name is fine).
+
+    A rename over a device node, FIFO or socket (`--out /dev/null` as root) or over a
+    link to one would replace it by a file; a folder cannot be replaced at all.
+
+    Raises:
+        WriteError: `path` (followed through links) is a folder, device, FIFO or socket.
+    """
+    try:
+        mode = os.stat(str(path)).st_mode
+    except OSError:
+        return  # missing, or a link to nothing (claim_out refuses that for results)
+    if stat.S_ISDIR(mode):
+        raise WriteError("cannot write %s: it is a folder" % path)
+    if not stat.S_ISREG(mode):
+        raise WriteError("cannot write %s: it is not a regular file (a device, FIFO or "
+                         "socket); give the name of a file" % path)
 
 
 def write_text(path: PathLike, text: str, mode: Optional[int] = None) -> pathlib.Path:
@@ -160,3 +183,66 @@ def refuse_protected(path: PathLike, protected: Iterable[PathLike], what: str) -
         if same_file(path, other):
             raise ConfigError("%s %s would overwrite %s; choose another name"
                               % (what, path, other))
+
+
+def claim_out(path: PathLike) -> bool:
+    """Reserve an explicit results name for this process until `release_out`.
+
+    A missing name is created empty (O_EXCL) and locked (flock), so a second audit
+    given the same name is refused instead of one run being lost.  An existing empty
+    file that nobody holds (a name `claim_new` made, or the claim of a run that was
+    killed) is taken over.  Claiming a name twice in one process is a no-op.
+
+    Returns:
+        True when this call created the file (release_out then removes it if empty).
+
+    Raises:
+        WriteError: the name holds results already (results are never replaced),
+            another process holds it, it is a link to nothing, a folder, a device, a
+            FIFO or a socket, or its folder cannot be written.
+    """
+    target = pathlib.Path(path)
+    if str(target) in _CLAIMS:
+        return False
+    refuse_special(target)
+    if target.is_symlink() and not target.exists():
+        raise WriteError("cannot write %s: it is a link to a missing file (%s); give the "
+                         "file's own name" % (target, os.readlink(str(target))))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        created, fd = True, os.open(str(target), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    except FileExistsError:
+        created, fd = False, _open_existing(target)
+    except OSError as exc:
+        raise WriteError("cannot write %s: %s" % (target, _why(exc))) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise WriteError("cannot write %s: another audit is writing it; choose another "
+                         "name" % target) from None
+    _CLAIMS[str(target)] = fd
+    return created
+
+
+def _open_existing(target: pathlib.Path) -> int:
+    """An fd of the existing empty file `target` (claim_out); refuses one with data."""
+    try:
+        if target.stat().st_size > 0:
+            raise WriteError("cannot write %s: it exists (results are never replaced); "
+                             "remove it or choose another name" % target)
+        return os.open(str(target), os.O_RDONLY)
+    except OSError as exc:
+        raise WriteError("cannot write %s: %s" % (target, _why(exc))) from None
+
+
+def release_out(path: PathLike, created: bool) -> None:
+    """Give up a claim_out claim; the file is removed when `created` and still empty
+    (a run that saved nothing leaves no empty results file behind)."""
+    fd = _CLAIMS.pop(str(pathlib.Path(path)), None)
+    if fd is None:
+        return
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        if created and os.path.getsize(str(path)) == 0:
+            os.unlink(str(path))

@@ -20,6 +20,7 @@ from eb_torchperf.present.analysis_doc import analysis as analysis_section
 from eb_torchperf.analysis.compare import Comparison, compare, needs_more_pairs
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
+from eb_torchperf.records import safe_write
 from eb_torchperf.records.findings import Finding, exit_status
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.workflows.request import AuditRequest, Plan, runner_options, validate
@@ -266,10 +267,17 @@ def run(request: AuditRequest, display: Display = Display()) -> PipelineOutcome:
         ConfigError: a bad option (before anything runs), an interpreter or
             reference that cannot be resolved.
         SchemaError: unreadable stored results.
+        WriteError: `out` holds results already or another run is writing it.
     """
     plan = validate(request)
-    with _sigterm_as_interrupt(request.stop_on_sigterm):
-        return _run(plan, display)
+    claim = plan.out is not None and request.results is None
+    created = claim and safe_write.claim_out(plan.out)  # no two runs write one name
+    try:
+        with _sigterm_as_interrupt(request.stop_on_sigterm):
+            return _run(plan, display)
+    finally:
+        if claim:
+            safe_write.release_out(plan.out, created)
 
 
 def _run(plan: Plan, display: Display) -> PipelineOutcome:

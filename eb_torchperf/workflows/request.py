@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import pathlib
 import re
+import tempfile
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from eb_torchperf.errors import ConfigError
@@ -271,20 +272,28 @@ def _check_timeout(timeout_s: Optional[float]) -> None:
 def check_writable(path: pathlib.Path) -> None:
     """Make sure the results file can be written, before anything is measured.
 
+    The probe is a temporary file in the folder (results are written by renaming one
+    there): the path itself is not opened, so a FIFO does not block, a link to nothing
+    does not create its target, and a device node is not touched.
+
     Raises:
-        ConfigError: a folder, or the folder cannot be created or the file opened.
+        ConfigError: a folder, a device, FIFO or socket, or a folder that cannot be
+            created or written.
     """
-    existed = path.exists()
+    from eb_torchperf.errors import WriteError
+    from eb_torchperf.records import safe_write
     if path.is_dir():
         raise ConfigError("cannot write results to %s: it is a folder" % path)
     try:
+        safe_write.refuse_special(path)
+    except WriteError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a"):
+        with tempfile.TemporaryFile(dir=str(path.parent)):
             pass
     except OSError as exc:
         raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
-    if not existed:
-        path.unlink()
 
 
 def _check_choices(request: AuditRequest) -> None:

@@ -1,0 +1,120 @@
+"""Issue 27, second hostile sweep: output files, statuses and signals (one case each).
+
+Every case ran against the code before its fix and failed there.
+"""
+
+import fcntl
+import os
+import pathlib
+import shutil
+import stat
+import sys
+
+import pytest
+
+from eb_torchperf import cli
+
+DATA = pathlib.Path(__file__).parent.parent / "data"
+GOLDEN = DATA / "results-debian-vs-wheel-v1.json"
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def _audit(*extra) -> int:
+    return cli.main(["audit", "--python", sys.executable, "--reference", "none", "--quiet",
+                     "--suite", "quick", "--pairs", "1", "--only", "dispatch",
+                     "--device", "cpu", *extra])
+
+
+def test_out_onto_a_link_to_a_device_node_is_refused(tmp_path, capsys):  # item 1
+    link = tmp_path / "devnull"
+    link.symlink_to("/dev/null")
+    assert _audit("--out", str(link)) == 2
+    assert _one_error_line(capsys) == (
+        "eb-torchperf: error: cannot write %s: it is not a regular file (a device, FIFO or "
+        "socket); give the name of a file\n" % link)
+    assert link.is_symlink() and os.readlink(str(link)) == "/dev/null"
+    assert sorted(os.listdir(tmp_path)) == ["devnull"]
+
+
+def test_out_onto_a_fifo_is_refused_without_blocking(tmp_path, capsys):  # item 17
+    fifo = tmp_path / "fifo"
+    os.mkfifo(str(fifo))
+    assert _audit("--out", str(fifo)) == 2  # opening a FIFO for writing blocked forever
+    assert "it is not a regular file" in _one_error_line(capsys)
+
+
+def test_safe_write_refuses_a_device_node_itself(tmp_path):  # item 1, the one writer
+    from eb_torchperf.errors import WriteError
+    from eb_torchperf.records import safe_write
+    node = tmp_path / "node"  # never /dev/null itself: the old code replaced it
+    if os.geteuid() == 0:
+        os.mknod(str(node), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    else:
+        os.mkfifo(str(node))
+    with pytest.raises(WriteError, match="is not a regular file"):
+        safe_write.write_text(node, "{}")
+    assert not stat.S_ISREG(node.stat().st_mode)
+    assert os.listdir(tmp_path) == ["node"]
+
+
+def test_a_dangling_link_as_out_creates_nothing(tmp_path, capsys):  # item 5
+    elsewhere = tmp_path / "elsewhere" / "target.json"
+    elsewhere.parent.mkdir()
+    link = tmp_path / "out" / "run.json"
+    link.parent.mkdir()
+    link.symlink_to(elsewhere)
+    assert _audit("--out", str(link)) == 2
+    assert _one_error_line(capsys) == (
+        "eb-torchperf: error: cannot write %s: it is a link to a missing file (%s); give the "
+        "file's own name\n" % (link, elsewhere))
+    assert not elsewhere.exists() and link.is_symlink()
+
+
+def test_a_failed_run_never_replaces_complete_results(tmp_path, capsys):  # item 4
+    good = tmp_path / "good.json"
+    shutil.copy(GOLDEN, good)
+    before = good.read_bytes()
+    code = cli.main(["audit", "--python", "/bin/true", "--reference", "none", "--quiet",
+                     "--out", str(good)])
+    assert code == 2
+    assert _one_error_line(capsys) == (
+        "eb-torchperf: error: cannot write %s: it exists (results are never replaced); "
+        "remove it or choose another name\n" % good)
+    assert good.read_bytes() == before
+
+
+def test_a_second_audit_on_the_same_out_is_refused_while_the_first_runs(tmp_path,
+                                                                         capsys):  # item 3
+    out = tmp_path / "run.json"
+    fd = os.open(str(out), os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # the first audit's claim
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        assert _audit("--out", str(out)) == 2
+        assert _one_error_line(capsys) == (
+            "eb-torchperf: error: cannot write %s: another audit is writing it; choose "
+            "another name\n" % out)
+        assert out.exists() and out.stat().st_size == 0  # the first one's claim is kept
+    finally:
+        os.close(fd)
+
+
+def test_a_claimed_out_that_saved_nothing_is_removed(tmp_path, capsys):  # item 3
+    out = tmp_path / "run.json"
+    assert cli.main(["audit", "--python", "/bin/true", "--reference", "wheel", "--quiet",
+                     "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]) == 2
+    capsys.readouterr()
+    assert not out.exists()  # the claim was released and its empty file removed
+
+
+def test_an_early_usage_error_leaves_no_reports_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["audit", "--python", str(tmp_path / "missing"), "--reference",
+                     "none"]) == 2
+    _one_error_line(capsys)
+    assert os.listdir(tmp_path) == []
+
