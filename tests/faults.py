@@ -2,8 +2,9 @@
 
 A wrapper script runs a real interpreter with a `sitecustomize` on PYTHONPATH that
 replaces sys.stdin (where the worker reads its requests) by a reader that kills the
-process with SIGSEGV, or sleeps forever, when request number N arrives (in a worker
-forked from a zygote, the request stream it opens); or ("slow-quit")
+process with SIGSEGV, or sleeps forever (touching $EBTP_FAULT_MARK first, when set), when
+request number N arrives (in a worker forked from a zygote, the request stream it opens);
+or ("slow-quit")
 that touches $EBTP_FAULT_MARK and takes $EBTP_FAULT_SLEEP seconds to quit.
 """
 
@@ -29,6 +30,8 @@ class _Faulty:
             if self.count == _AT:
                 if _ACTION == "crash":
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if os.environ.get("EBTP_FAULT_MARK"):  # the hang began
+                    open(os.environ["EBTP_FAULT_MARK"], "w").close()
                 time.sleep(10 ** 6)
             yield line
 

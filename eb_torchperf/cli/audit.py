@@ -40,6 +40,7 @@ from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
 from eb_torchperf.probe import registry
+from eb_torchperf.records.findings import EXIT_INTERRUPTED
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: F401
                                             AuditRequest, ExplainOptions, check_writable,
@@ -240,4 +241,7 @@ def run(args) -> int:
     store(args, outcome)
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
+    elif outcome.status == EXIT_INTERRUPTED:  # after the last measurement: all was kept
+        print("eb-torchperf: interrupted after the measurement (results written to %s)"
+              % outcome.results_path, file=sys.stderr)
     return outcome.status

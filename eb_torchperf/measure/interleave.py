@@ -155,6 +155,9 @@ class AuditRun:
                     self._record_error(exc, pair)
                     complete = False
                     break
+                except KeyboardInterrupt:  # a hung worker is killed, not asked to quit
+                    self._close_workers(kill=True)
+                    raise
                 finally:
                     self._close_workers()
         except KeyboardInterrupt:  # at any point, also while the workers shut down
@@ -348,11 +351,9 @@ class AuditRun:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})
             self.progress("bench_failed", name=name, side=exc.side.label, message=str(exc))
+            self._release(sides)
             return
-        finally:
-            for other in sides:
-                if other.worker.alive():
-                    other.worker.request("release", opts.request_timeout_s)
+        self._release(sides)  # not after an interrupt or a dead worker: they are killed
         amount, unit = registry.REGISTRY[name].work(params)
         for side in sides:
             self.results.append(BenchResult(
@@ -374,6 +375,12 @@ class AuditRun:
             except _Failed as exc:
                 found[side.label] = {"error": str(exc)}
         return found
+
+    def _release(self, sides: List[_Side]) -> None:
+        """Let the live workers free the benchmark's memory before the next one."""
+        for other in sides:
+            if other.worker.alive():
+                other.worker.request("release", self.options.request_timeout_s)
 
     def _rounds(self, name, params, sides, numbers, blocks, extra, load) -> None:
         opts = self.options

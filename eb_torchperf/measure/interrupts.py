@@ -3,7 +3,7 @@
 Python raises KeyboardInterrupt wherever the main thread happens to be.  Inside the
 few steps that must finish once started (closing the workers of a pair, diagnosing
 and saving the results), a second Ctrl-C would otherwise escape the handler of the
-first and the results would never be written.  `held()` blocks SIGINT and SIGTERM for
+first and the results would never be written.  `held()` blocks SIGINT, SIGTERM and SIGHUP for
 such a step: signals that arrive meanwhile wait, and when the step ends they are taken
 as one interrupt (`held.interrupted`; raised as KeyboardInterrupt when asked).
 """
@@ -11,17 +11,18 @@ as one interrupt (`held.interrupted`; raised as KeyboardInterrupt when asked).
 import signal
 import threading
 
-#: The signals that stop an audit (SIGTERM: Slurm's scancel and time limit).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals that stop an audit (SIGTERM: Slurm's scancel and time limit; SIGHUP: a
+#: dropped ssh session or closed terminal).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def raise_interrupt(signum, frame):
-    """A signal handler that turns SIGTERM into KeyboardInterrupt (as Ctrl-C)."""
+    """A signal handler that turns SIGTERM/SIGHUP into KeyboardInterrupt (as Ctrl-C)."""
     raise KeyboardInterrupt
 
 
 class held:
-    """Context manager: SIGINT/SIGTERM are held (blocked) inside, taken once at the end.
+    """Context manager: the STOP_SIGNALS are held (blocked) inside, taken once at the end.
 
     Args:
         raise_after: raise KeyboardInterrupt on leaving when a signal was held and no

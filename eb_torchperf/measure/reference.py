@@ -15,6 +15,7 @@ import os
 import re
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 from typing import Callable, Iterator, Mapping, Optional, Sequence
@@ -179,7 +180,8 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
                       cache_dir: Optional[pathlib.Path] = None,
                       python: str = sys.executable,
                       log: Callable[[str], None] = lambda msg: None,
-                      env: Optional[Mapping[str, Optional[str]]] = None) -> str:
+                      env: Optional[Mapping[str, Optional[str]]] = None,
+                      timeout_s: float = 300) -> str:
     """Create (once) a venv with `requirement` installed and return its python.
 
     venv and pip run without the target's Python path settings (isolation.
@@ -190,6 +192,7 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
     Args:
         env: overrides for the reference's environment (the hook's "environment eb
             started in"), applied before the isolation.
+        timeout_s: bounds `import torch` in a cached venv (the audit's --timeout).
 
     Raises:
         ConfigError: venv creation or pip failed (message has pip's last line), or the
@@ -201,7 +204,7 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
     expected = expected_version(requirement)
     with _cache_lock(venv, log):
         if (venv / READY_MARKER).exists():
-            problem = venv_problem(venv, expected, clean)
+            problem = venv_problem(venv, expected, clean, timeout_s)
             if problem is None:
                 if not (venv / TORCHVISION_MARKER).exists():  # made before torchvision came
                     add_torchvision(venv, requirement, pip_options, log, clean)
@@ -280,9 +283,10 @@ def _run(argv: Sequence[str], what: str, env: Optional[Mapping[str, str]] = None
         ConfigError: it failed or did not start (message has the telling lines).
     """
     lines = []
-    try:
+    try:  # its own process group: an interrupt or SIGTERM of the audit kills pip too
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=None if env is None else dict(env))
+                                text=True, env=None if env is None else dict(env),
+                                start_new_session=True)
     except OSError as exc:
         raise ConfigError("%s failed: %s" % (what, exc)) from None
     try:
@@ -294,8 +298,11 @@ def _run(argv: Sequence[str], what: str, env: Optional[Mapping[str, str]] = None
                     log("pip: " + line)
         code = proc.wait(timeout=PIP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_group(proc)
         raise ConfigError("%s failed: no end after %d s" % (what, PIP_TIMEOUT_S)) from None
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: no pip left writing into the cache
+        _kill_group(proc)
+        raise
     finally:
         proc.stdout.close()
     if code != 0:
@@ -304,8 +311,17 @@ def _run(argv: Sequence[str], what: str, env: Optional[Mapping[str, str]] = None
                                                        " | ".join(causes[:4]) or "no output"))
 
 
-def target_torch_version(python: str, timeout_s: float = 180) -> str:
-    """`torch.__version__` of an interpreter, without the probe.
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill `proc`'s whole process group (pip and its build children) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def target_torch_version(python: str, timeout_s: float = 180,
+                         env: Optional[Mapping[str, Optional[str]]] = None) -> str:
+    """`torch.__version__` of an interpreter, without the probe, in the target's
+    environment (`env`: the --target-env overrides, {VAR: value or None}).
 
     Raises:
         ConfigError: the interpreter does not run or its torch does not import.
@@ -313,7 +329,7 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
     code = "import torch, sys; sys.stdout.write(torch.__version__)"
     try:
         proc = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True,
-                              timeout=timeout_s)
+                              timeout=timeout_s, env=_with_overrides(env))
     except subprocess.TimeoutExpired:
         raise ConfigError("target %s: `import torch` gave no answer within %g s (raise "
                           "--timeout if the build is just very slow)" % (python, timeout_s)) \
@@ -324,6 +340,16 @@ def target_torch_version(python: str, timeout_s: float = 180) -> str:
         last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
         raise ConfigError("target %s: torch does not import: %s" % (python, last))
     return proc.stdout.strip()
+
+
+def _with_overrides(env: Optional[Mapping[str, Optional[str]]]) -> dict:
+    merged = dict(os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = value
+    return merged
 
 
 def is_wheel_spec(spec: str) -> bool:
@@ -353,7 +379,9 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
                       cache_dir: Optional[pathlib.Path] = None,
                       log: Callable[[str], None] = lambda msg: None,
                       build: bool = True, timeout_s: float = 180,
-                      env: Optional[Mapping[str, Optional[str]]] = None) -> Optional[str]:
+                      env: Optional[Mapping[str, Optional[str]]] = None,
+                      target_env: Optional[Mapping[str, Optional[str]]] = None
+                      ) -> Optional[str]:
     """Turn a `--reference` value into an interpreter path (None: no reference).
 
     The one reference resolver: `audit`, `explain`, `sanity-check`, the EasyBuild hook
@@ -369,6 +397,7 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
             audit's --timeout, so a hanging `import torch` is not waited for longer
             than the workers.
         env: overrides for the reference environment, used while building a venv.
+        target_env: the target's overrides (--target-env), used asking its version.
 
     Raises:
         ConfigError: unknown path, bad wheel spec, venv/pip failure.
@@ -376,13 +405,14 @@ def resolve_reference(spec: Optional[str], target_python: Optional[str],
     if not spec or spec == "none":
         return None
     if is_wheel_spec(spec):
-        version = (target_torch_version(target_python, timeout_s)
+        version = (target_torch_version(target_python, timeout_s, target_env)
                    if spec == "wheel" and target_python else None)
         requirement = wheel_requirement(spec, version)
         if not build:
             return str(venv_dir_for(requirement, pip_options, cache_dir or default_cache_dir())
                        / "bin" / "python")
-        return ensure_wheel_venv(requirement, pip_options, cache_dir, log=log, env=env)
+        return ensure_wheel_venv(requirement, pip_options, cache_dir, log=log, env=env,
+                                 timeout_s=timeout_s)
     return resolve_interpreter(spec, "reference")
 
 

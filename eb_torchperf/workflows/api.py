@@ -24,12 +24,13 @@ from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.request import AuditRequest, ExplainOptions
 
 
-def audit(target: str, reference: Optional[str] = "wheel", suite: str = "quick",
+def audit(target: Union[str, os.PathLike], reference: Optional[str] = "wheel",
+          suite: str = "quick",
           log: Callable[[str], None] = lambda msg: None, **options) -> AuditResult:
     """Audit `target`'s torch against `reference`; the results with their findings.
 
     Args:
-        target: interpreter path or command (e.g. "/usr/bin/python3").
+        target: interpreter path or command (e.g. "/usr/bin/python3"), str or Path.
         reference: interpreter, "wheel", "wheel==X.Y.Z", FILE.whl or "none".
         suite: "quick" or "full".
         log: callable for news lines (e.g. the reference venv being built).
@@ -37,7 +38,9 @@ def audit(target: str, reference: Optional[str] = "wheel", suite: str = "quick",
             devices=("cpu", "cuda"), timeout_s=300, target_env={"OMP_NUM_THREADS": "4"},
             out="run.json" (saved there; default: nothing written), formats=("html",
             "md") (reports beside `out`), explain=True (profile diff after the audit),
-            cache_dir, pip_options.
+            cache_dir, pip_options.  Paths may be pathlib.Path; a single name may
+            be given as a string (only="dispatch"); environment values that are
+            numbers are converted to text.
 
     Raises:
         eb_torchperf.errors.ConfigError: a bad option (before anything runs), or a
@@ -50,8 +53,16 @@ def audit(target: str, reference: Optional[str] = "wheel", suite: str = "quick",
         raise TypeError("audit() got unknown option(s): %s (known: %s)"
                         % (", ".join(unknown), ", ".join(sorted(fields))))
     for name in ("only", "devices", "formats", "pip_options"):
-        if name in options:
+        if isinstance(options.get(name), str):  # only="dispatch": one name, not letters
+            options[name] = (options[name],)
+        elif name in options:
             options[name] = tuple(options[name])
+    for name in ("out", "out_dir", "cache_dir", "results", "baseline"):
+        if isinstance(options.get(name), os.PathLike):
+            options[name] = os.fspath(options[name])
+    target = os.fspath(target) if isinstance(target, os.PathLike) else target
+    if isinstance(reference, os.PathLike):
+        reference = os.fspath(reference)
     if options.get("explain") is True:
         options["explain"] = ExplainOptions()
     elif options.get("explain") is False:

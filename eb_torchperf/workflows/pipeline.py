@@ -21,7 +21,7 @@ from eb_torchperf.analysis.compare import Comparison, compare, needs_more_pairs
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records import safe_write
-from eb_torchperf.records.findings import Finding, exit_status
+from eb_torchperf.records.findings import EXIT_INTERRUPTED, Finding, exit_status
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.workflows.request import AuditRequest, Plan, runner_options, validate
 
@@ -86,22 +86,21 @@ def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
     return dataclasses.replace(result, reference=reference, results=result.results + measured)
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 @contextmanager
 def _sigterm_as_interrupt(active: bool):
-    """SIGTERM (Slurm's scancel and time limit) handled like Ctrl-C inside the block:
-    the audit stops, and what was measured is returned and written."""
+    """SIGTERM (Slurm's scancel and time limit) and SIGHUP (a dropped ssh session)
+    handled like Ctrl-C inside the block: the audit stops, and what was measured is
+    returned and written."""
     if not active:
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    others = [s for s in interrupts.STOP_SIGNALS if s != signal.SIGINT]
+    previous = {s: signal.signal(s, interrupts.raise_interrupt) for s in others}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def measure(plan: Plan, display: Display = Display()) -> AuditResult:
@@ -128,7 +127,8 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
     reference = None if baseline is not None else resolve_reference(
         request.reference_spec, target, request.pip_options,
         request.cache_dir and pathlib.Path(request.cache_dir), log=display.log,
-        timeout_s=plan.options.start_timeout_s, env=plan.reference_extra)
+        timeout_s=plan.options.start_timeout_s, env=plan.reference_extra,
+        target_env=plan.target_env)
     try:
         audit = AuditRun(target, reference, request.suite, plan.options,
                          only=list(request.only) or None, devices=tuple(request.devices),
@@ -287,13 +287,14 @@ def _run(plan: Plan, display: Display) -> PipelineOutcome:
     if request.results is not None and not results_path and request.explain is not None:
         results_path = request.results
     # From the measured result to the saved file, Ctrl-C / SIGTERM (also twice) wait:
-    # what was measured is diagnosed and written first, then the interrupt is taken.
-    with interrupts.held():
+    # what was measured is diagnosed and written first, then the interrupt is taken:
+    # no explain step, the reports still written (held too), and exit status 130.
+    with interrupts.held(raise_after=False) as late:
         comparisons, findings = analyse(result, keep_findings=request.keep_findings)
         result = dataclasses.replace(result, findings=findings)
         save(result, results_path)
     explained, explain_file = None, ""
-    if request.explain is not None:
+    if request.explain is not None and not late.interrupted:
         explained = explain_step(plan, result, comparisons, results_path, display)
     elif request.reuse_explain and request.results is not None:
         from eb_torchperf.workflows.stored import stored_explain
@@ -308,9 +309,11 @@ def _run(plan: Plan, display: Display) -> PipelineOutcome:
             save(result, results_path, explained, explain_file)
     out_dir, stem = _report_place(plan, results_path)
     protected = tuple(p for p in (results_path, request.results, explain_file) if p)
-    written = write_reports(result, out_dir, request.formats, stem, comparisons, explained,
-                            protected=protected)
+    with interrupts.held(raise_after=False) as during_reports:
+        written = write_reports(result, out_dir, request.formats, stem, comparisons,
+                                explained, protected=protected)
+    status = (EXIT_INTERRUPTED if late.interrupted or during_reports.interrupted
+              else status_of(result, request.fail_on,
+                             stored=request.results is not None and request.explain is None))
     return PipelineOutcome(result, comparisons, explained, results_path, explain_file,
-                           written, status_of(result, request.fail_on,
-                                              stored=request.results is not None
-                                              and request.explain is None))
+                           written, status)

@@ -32,6 +32,9 @@ DEFAULT_OUT_DIR = "reports"
 #: Largest --timeout accepted, seconds (a week): `inf` or 1e300 would overflow the
 #: deadline arithmetic of select() and subprocess.
 MAX_TIMEOUT_S = 7 * 24 * 3600
+#: Most fresh worker pairs accepted (--pairs): a thousand quick-suite pairs already
+#: take hours; 10**20 would run until killed.
+MAX_PAIRS = 1000
 #: --reference values that mean "no reference".
 NO_REFERENCE = ("", "none")
 
@@ -197,7 +200,9 @@ def parse_env(assignments, option: str = "--target-env") -> dict:
         for name in assignments:
             if not ENV_NAME.fullmatch(str(name)):
                 raise ConfigError("environment override %r is not a variable name" % name)
-        return dict(assignments)
+        return {name: _env_value(name, value) for name, value in assignments.items()}
+    if isinstance(assignments, str):
+        assignments = (assignments,)
     env = {}
     for item in assignments or ():
         name, sep, value = item.partition("=")
@@ -206,6 +211,30 @@ def parse_env(assignments, option: str = "--target-env") -> dict:
                               "digits, _; not starting with a digit), not %r" % (option, item))
         env[name] = value or None
     return env
+
+
+def _env_value(name: str, value) -> Optional[str]:
+    """An environment override's value as text: numbers converted (OMP_NUM_THREADS=4),
+    None kept (remove the variable); anything else refused."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ConfigError("environment override %s must be a string, a number or None "
+                      "(remove it), not %s %r" % (name, type(value).__name__, value))
+
+
+def _check_pairs(pairs, pairs_option: str) -> None:
+    if pairs is None:
+        return
+    if not isinstance(pairs, int) or isinstance(pairs, bool):
+        raise ConfigError("%s must be a whole number of worker pairs, not %r"
+                          % (pairs_option, pairs))
+    if pairs < 1:
+        raise ConfigError("%s must be at least 1, not %d" % (pairs_option, pairs))
+    if pairs > MAX_PAIRS:
+        raise ConfigError("%s must be at most %d (a thousand pairs take hours), not %d"
+                          % (pairs_option, MAX_PAIRS, pairs))
 
 
 def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
@@ -227,8 +256,7 @@ def runner_options(suite: str, timeout_s: Optional[float], pairs: Optional[int],
     if suite not in SUITE_OPTIONS:
         raise ConfigError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITE_OPTIONS)))
     _check_timeout(timeout_s)
-    if pairs is not None and pairs < 1:
-        raise ConfigError("%s must be at least 1, not %d" % (pairs_option, pairs))
+    _check_pairs(pairs, pairs_option)
     changes = {}
     if timeout_s is not None:
         changes.update(request_timeout_s=timeout_s, start_timeout_s=timeout_s)
@@ -264,6 +292,9 @@ def check_plan(suite: str, devices: Sequence[str], only: Sequence[str]) -> None:
 
 
 def _check_timeout(timeout_s: Optional[float]) -> None:
+    if timeout_s is not None and (not isinstance(timeout_s, (int, float))
+                                  or isinstance(timeout_s, bool)):
+        raise ConfigError("--timeout must be a number of seconds, not %r" % (timeout_s,))
     if timeout_s is not None and not (0 < timeout_s <= MAX_TIMEOUT_S):
         raise ConfigError("--timeout must be a number of seconds > 0 and at most %d (a week), "
                           "not %g" % (MAX_TIMEOUT_S, timeout_s))

@@ -4,15 +4,20 @@ Every case ran against the code before its fix and failed there.
 """
 
 import fcntl
+import json
 import os
 import pathlib
 import shutil
+import signal
 import stat
+import subprocess
 import sys
+import time
 
 import pytest
 
 from eb_torchperf import cli
+from faults import faulty_python
 
 DATA = pathlib.Path(__file__).parent.parent / "data"
 GOLDEN = DATA / "results-debian-vs-wheel-v1.json"
@@ -118,3 +123,68 @@ def test_an_early_usage_error_leaves_no_reports_folder(tmp_path, monkeypatch, ca
     _one_error_line(capsys)
     assert os.listdir(tmp_path) == []
 
+
+
+def _wait_for(path: pathlib.Path, proc, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the fault never began"
+        time.sleep(0.05)
+
+
+def _audit_process(python: str, out: pathlib.Path, *extra) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "eb_torchperf.cli", "audit", "--python", python,
+         "--reference", "none", "--pairs", "1", "--only", "dispatch", "--device", "cpu",
+         "--quiet", "--format", "md", "--out", str(out), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sighup_keeps_the_results_like_sigterm(tmp_path, wheel_python):  # item 2
+    mark = tmp_path / "quitting"
+    python = faulty_python(tmp_path, wheel_python, "slow-quit", mark=str(mark))
+    out = tmp_path / "run.json"
+    proc = _audit_process(python, out)
+    _wait_for(mark, proc)  # pair 0 measured; its worker takes 4 s to quit
+    proc.send_signal(signal.SIGHUP)  # the ssh session dropped
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert json.loads(out.read_text())["complete"] is False
+    assert (tmp_path / "run.md").exists()
+
+
+def test_ctrl_c_while_a_worker_hangs_kills_it_and_exits_130(tmp_path, wheel_python):  # 12
+    mark = tmp_path / "hanging"
+    python = faulty_python(tmp_path, wheel_python, "hang", at=3, mark=str(mark))
+    out = tmp_path / "run.json"
+    proc = _audit_process(python, out, "--timeout", "600")
+    _wait_for(mark, proc)
+    proc.send_signal(signal.SIGINT)
+    try:  # the old code waited the whole --timeout (600 s) for the hung worker
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        "eb-torchperf: error: audit interrupted (results so far written to %s)" % out]
+    assert json.loads(out.read_text())["complete"] is False
+
+
+@pytest.mark.parametrize("step", ["analyse", "write_reports"])
+def test_an_interrupt_after_the_last_measurement_still_reports(tmp_path, monkeypatch, capsys,
+                                                                wheel_python, step):
+    from eb_torchperf.workflows import pipeline
+    real = getattr(pipeline, step)
+
+    def ctrl_c_then(*args, **kwargs):  # the last ~0.3 s: diagnosis, saving, reports
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, step, ctrl_c_then)
+    out = tmp_path / "run.json"
+    assert _audit("--format", "md", "--out", str(out)) == 130
+    assert capsys.readouterr().err == (
+        "eb-torchperf: interrupted after the measurement (results written to %s)\n" % out)
+    assert json.loads(out.read_text())["complete"] is True
+    assert (tmp_path / "run.md").read_text().startswith("#")
