@@ -19,6 +19,8 @@ from eb_torchperf.errors import TorchPerfError
 
 #: Exit statuses; see EPILOG.
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: stdout closed by its reader (`| head -1`): 128 + SIGPIPE, as `cat` or `grep` end.
+EXIT_PIPE = 141
 
 #: name -> (module, one-line help).  Order is the order of `--help`.
 COMMANDS = {
@@ -64,7 +66,8 @@ exit status (every command):
        says which; results measured so far are still written)
   3    internal error (a bug in eb-torchperf): one line says where the traceback was
        saved; please report it
-  130  interrupted (Ctrl-C, SIGTERM); what was measured is written first
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP); what was measured is written first
+  141  the reader of the output went away (`| head -1`); files were written first
 
 examples:
   eb-torchperf audit --python /usr/bin/python3 --reference wheel==2.13.0
@@ -124,6 +127,29 @@ def _tolerant_streams() -> None:
                 pass
 
 
+def _missing_streams() -> None:
+    """A closed stdin, stdout or stderr (`>&-`) becomes /dev/null: no later file takes
+    its descriptor, and printing to it is not an error."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, mode, closefd=False))
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: the rest goes to /dev/null, quietly (also
+    Python's flush at exit), and the status is EXIT_PIPE."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return EXIT_PIPE
+
+
 def save_traceback(argv) -> str:
     """Write the current exception's traceback to a new file; returns its path.
 
@@ -165,6 +191,7 @@ def main(argv=None) -> int:
 
     Only the chosen sub-command's module is imported (see build_parser).  Exit
     statuses: EPILOG."""
+    _missing_streams()
     _tolerant_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(load=chosen_command(argv))
@@ -174,6 +201,8 @@ def main(argv=None) -> int:
     except TorchPerfError as exc:
         _error(str(exc))
         return EXIT_INPUT
+    except BrokenPipeError:
+        return _reader_gone()
     except OSError as exc:  # an output file or folder that cannot be written
         _error("%s: %s" % (exc.filename or "I/O", exc.strerror or exc))
         return EXIT_INPUT

@@ -31,6 +31,7 @@ from eb_torchperf.cli.audit import only_help
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
+from eb_torchperf.present.terminal import PipeConsole
 from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, batch_script,
                                      check_script_values, default_launcher, job_paths,
                                      load_manifest, plan_jobs, utc_now)
@@ -191,8 +192,8 @@ def _dry_run(manifest: FleetManifest) -> int:
 
 
 def run(args) -> int:
-    out = Console()
-    log = _logger(Console(stderr=True))
+    out = PipeConsole()
+    log = _logger(PipeConsole(stderr=True))
     if args.render:
         return _render_existing(args.render, out, log, args.fail_on)
     manifest = build_manifest(args)

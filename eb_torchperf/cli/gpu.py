@@ -10,9 +10,9 @@ results file (one line names the first bad field) or an unwritable --markdown.
 
 from typing import List, Optional, Sequence, Tuple
 
-from rich.console import Console
 from rich.table import Table
 
+from eb_torchperf.present.terminal import PipeConsole
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.present import escape
 from eb_torchperf.records import safe_write
@@ -132,7 +132,7 @@ def _gpu_facts(result: AuditResult, path) -> dict:
 
 
 def run(args) -> int:
-    out = Console()
+    out = PipeConsole()
     if args.markdown:
         safe_write.refuse_protected(args.markdown, (args.results,), "--markdown")
     result = load_results(args.results)

@@ -18,10 +18,20 @@ from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers
 #: Width used when output is not a terminal (a log, a pipe): wide enough that the
 #: relative OPS table does not wrap (rich would otherwise assume 80 columns).
 PIPE_WIDTH = 140
+class PipeConsole(Console):
+    """A Console whose closed pipe (`| head -1`) raises BrokenPipeError for the shell to
+    handle (cli.dispatch: exit 141), instead of rich's SystemExit(1): exit 1 means a
+    finding."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def make_console(stderr: bool = False) -> Console:
     """A rich Console; PIPE_WIDTH columns when not writing to a terminal."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
+    return PipeConsole(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
 
 
 def ops_table(comparisons: Sequence[Comparison], with_reference: bool,

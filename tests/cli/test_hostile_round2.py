@@ -188,3 +188,28 @@ def test_an_interrupt_after_the_last_measurement_still_reports(tmp_path, monkeyp
         "eb-torchperf: interrupted after the measurement (results written to %s)\n" % out)
     assert json.loads(out.read_text())["complete"] is True
     assert (tmp_path / "run.md").read_text().startswith("#")
+
+
+def _report(tmp_path, **popen) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "eb_torchperf.cli", "report", str(GOLDEN), "--format", "md",
+         "--out-dir", str(tmp_path), "--fail-on", "never"], stderr=subprocess.PIPE, **popen)
+
+
+def test_a_reader_that_stops_early_is_exit_141_and_quiet(tmp_path):  # item 16
+    proc = _report(tmp_path, stdout=subprocess.PIPE)
+    proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err  # was 1: the status of a finding
+    assert err == b""
+    assert (tmp_path / "results-debian-vs-wheel-v1.md").exists()  # written first
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_closed_stdout_or_stderr_is_not_an_internal_error(tmp_path, closed):  # item 16
+    proc = _report(tmp_path, stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(closed))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err  # was 3: sys.stdout/stderr is None
+    assert b"internal error" not in err
+    assert (tmp_path / "results-debian-vs-wheel-v1.md").read_text().startswith("#")
