@@ -5,7 +5,8 @@ replaces sys.stdin (where the worker reads its requests) by a reader that kills 
 process with SIGSEGV, or sleeps forever (touching $EBTP_FAULT_MARK first, when set), when
 request number N arrives (in a worker forked from a zygote, the request stream it opens);
 or ("slow-quit")
-that touches $EBTP_FAULT_MARK and takes $EBTP_FAULT_SLEEP seconds to quit.
+that touches $EBTP_FAULT_MARK and takes $EBTP_FAULT_SLEEP seconds to quit; or
+("fail-prepare") whose every benchmark fails (an unknown name is asked for).
 """
 
 import os
@@ -27,6 +28,8 @@ class _Faulty:
             if _ACTION == "slow-quit" and '"op": "quit"' in line:
                 open(os.environ["EBTP_FAULT_MARK"], "w").close()  # the shutdown began
                 time.sleep(float(os.environ.get("EBTP_FAULT_SLEEP", "4")))
+            if _ACTION == "fail-prepare" and '"op": "prepare"' in line:  # ok: false
+                line = line.replace('"bench": "', '"bench": "no-such-')
             if self.count == _AT:
                 if _ACTION == "crash":
                     os.kill(os.getpid(), signal.SIGSEGV)

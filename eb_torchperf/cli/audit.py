@@ -39,6 +39,7 @@ import sys
 from eb_torchperf.present import escape
 from eb_torchperf.present.configdiff import config_rows
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
+from eb_torchperf.diagnosis.verdict import failed_benchmarks
 from eb_torchperf.probe import registry
 from eb_torchperf.records.findings import EXIT_INTERRUPTED
 from eb_torchperf.workflows import pipeline
@@ -241,6 +242,9 @@ def run(args) -> int:
     store(args, outcome)
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
+    elif failed_benchmarks(result):
+        print("eb-torchperf: error: nothing measured: %s (results written to %s)" % (
+            escape.one_line(failed_benchmarks(result)), outcome.results_path), file=sys.stderr)
     elif outcome.status == EXIT_INTERRUPTED:  # after the last measurement: all was kept
         print("eb-torchperf: interrupted after the measurement (results written to %s)"
               % outcome.results_path, file=sys.stderr)

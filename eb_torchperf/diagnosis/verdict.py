@@ -30,7 +30,8 @@ class Verdict:
         level: worst finding severity (records.findings.SEVERITIES), "ok" without any.
         status: "ok" (nothing at warning or above), "warning" (at warning or above but
             below the fail level, and the minimum met) or "fail" (a finding at the
-            fail level, the geometric mean below the minimum, or the audit cut short).
+            fail level, the geometric mean below the minimum, the audit cut short, or
+            nothing measured because benchmarks failed).
         geomean: geometric mean of relative OPS (1.0 = the reference), None without.
         benchmarks: benchmarks with a relative OPS (the geometric mean's count).
         counts: severity -> number of findings, most severe first, zeros left out.
@@ -40,7 +41,8 @@ class Verdict:
         below_minimum: the geometric mean is below `minimum`.
         minimum: the minimum geometric mean asked for (fraction), None: none.
         complete: the audit ran to its end.
-        problem: the last error of an audit cut short ("" when none was recorded).
+        problem: the last error of an audit cut short ("" when none was recorded), or
+            of a complete audit that measured nothing: the failed benchmarks and sides.
         speed: one of SPEEDS, why `geomean` is (or is not) there.
         skipped: distinct benchmarks (with parameters) skipped.
         inconclusive: rows shown as inconclusive (analysis.precision): not in the
@@ -66,6 +68,16 @@ class Verdict:
     skipped: int
     inconclusive: int = 0
     decided: int = 0
+
+
+def failed_benchmarks(result: AuditResult) -> str:
+    """When nothing was measured because benchmarks failed (the worker lived, the
+    benchmark raised): "BENCH failed on the SIDE: MESSAGE; ..." (three at most), else ""."""
+    if result.results:
+        return ""
+    failures = dict.fromkeys((e["bench"], e.get("side") or "?", str(e.get("message", "")))
+                             for e in result.errors if e.get("bench"))
+    return "; ".join("%s failed on the %s: %s" % f for f in list(failures)[:3])
 
 
 def _speed(result: AuditResult, geomean: Optional[float], inconclusive: int) -> str:
@@ -98,9 +110,10 @@ def assess(result: AuditResult, comparisons: Sequence[Comparison], fail_on: str 
     # geometric mean) do not pass it
     unproven = geomean is None and any(c.inconclusive for c in comparisons)
     below = minimum is not None and (unproven or (geomean is not None and geomean < minimum))
-    problem = "" if result.complete or not result.errors else str(
-        result.errors[-1].get("message", ""))
-    status = ("fail" if blocking or below or not result.complete
+    failed = failed_benchmarks(result)  # complete, yet nothing measured: not "ok"
+    problem = failed if result.complete else str(
+        result.errors[-1].get("message", "")) if result.errors else ""
+    status = ("fail" if blocking or below or not result.complete or failed
               else "warning" if warnings else "ok")
     counts = {s: n for s in reversed(SEVERITIES)
               for n in [sum(f.severity == s for f in findings)] if n}

@@ -236,14 +236,17 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
 
 
 def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
-    """The exit status of a pipeline run (records.findings.exit_status).
+    """The exit status of a pipeline run (records.findings.exit_status); EXIT_ERROR
+    when nothing was measured because benchmarks failed.
 
     Args:
         stored: a stored run re-rendered (`report`): its findings alone decide.
     """
+    from eb_torchperf.diagnosis.verdict import failed_benchmarks
     stopped = None if stored or result.complete else (
         result.errors[-1].get("message", "") if result.errors else "cut short")
-    return exit_status(result.findings, fail_on, stopped=stopped)
+    return exit_status(result.findings, fail_on, stopped=stopped,
+                       failed=bool(failed_benchmarks(result)))
 
 
 def _report_place(plan: Plan, results_path: str) -> Tuple[str, Optional[str]]:

@@ -213,3 +213,17 @@ def test_a_closed_stdout_or_stderr_is_not_an_internal_error(tmp_path, closed):  
     assert proc.returncode == 0, err  # was 3: sys.stdout/stderr is None
     assert b"internal error" not in err
     assert (tmp_path / "results-debian-vs-wheel-v1.md").read_text().startswith("#")
+
+
+def test_nothing_measured_because_a_benchmark_failed_names_it_and_fails(
+        tmp_path, wheel_python):  # item 15
+    python = faulty_python(tmp_path, wheel_python, "fail-prepare")
+    out = tmp_path / "run.json"
+    proc = _audit_process(python, out)
+    stdout, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err  # was 0: "nothing measured" read as OK
+    assert err.strip().splitlines() == [
+        "eb-torchperf: error: nothing measured: dispatch failed on the target: KeyError: "
+        "'no-such-dispatch' (results written to %s)" % out]
+    assert "FAILED: nothing measured (dispatch failed on the target" in stdout
+    assert json.loads(out.read_text())["complete"] is True

@@ -61,13 +61,16 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
                                     "" if len(comparisons) == 1 else "s",
                                     100 * INCONCLUSIVE_HALF_WIDTH),
         "no-pair": lambda: "no benchmark measured on both sides",
-        "nothing-measured": lambda: "nothing measured (%d benchmark%s skipped)" % (
-            judged.skipped, "" if judged.skipped == 1 else "s"),
+        "nothing-measured": lambda: "nothing measured (%s)" % (
+            judged.problem if judged.complete and judged.problem else
+            "%d benchmark%s skipped" % (judged.skipped, "" if judged.skipped == 1 else "s")),
         "no-reference": lambda: "no reference measured: absolute rates only",
     }[judged.speed]()
     status = (level.upper() if level not in ("ok", "info")  # never OK undecided (issue 26)
               else "UNDECIDED" if judged.speed == "inconclusive" else "OK")
     status, host = host_status(status, judged.findings)
+    if judged.complete and judged.problem:  # benchmarks failed: nothing measured
+        status = "FAILED"
     if not judged.complete:
         # a cut-short run is never "OK": say so first, with the cause
         status = "INCOMPLETE RUN (%s)" % (judged.problem or "cut short")
