@@ -118,8 +118,14 @@ def refuse_special(path: PathLike) -> None:
 
 
 def write_text(path: PathLike, text: str, mode: Optional[int] = None) -> pathlib.Path:
-    """`write_bytes` of `text` encoded as UTF-8."""
-    return write_bytes(path, text.encode("utf-8"), mode)
+    """`write_bytes` of `text` encoded as UTF-8.
+
+    Bytes that were not UTF-8 where they came from (an environment variable such as
+    LD_LIBRARY_PATH=/opt/caf\\xe9/lib reaches Python as a lone surrogate) are written
+    as the text `\\xe9`, so the file stays valid UTF-8 and the value readable.
+    """
+    data = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return write_bytes(path, data.encode("utf-8"), mode)
 
 
 def write_json(path: PathLike, data) -> pathlib.Path:

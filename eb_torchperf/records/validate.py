@@ -101,6 +101,19 @@ class Num(Spec):
             _fail(path, self.name, value)
 
 
+class Seconds(Spec):
+    """A timed block in seconds, within [SHORTEST_S, LONGEST_S]: 1e308 s would make a
+    rate of zero and its logarithm a math domain error (issue 27)."""
+
+    SHORTEST_S, LONGEST_S = 1e-12, 1e6
+    name = "a time in seconds between 1e-12 and 1e+06"
+
+    def check(self, value, path):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not self.SHORTEST_S <= value <= self.LONGEST_S:
+            _fail(path, self.name, value)
+
+
 class Enum(Spec):
     """One of a few strings."""
 
@@ -243,6 +256,22 @@ FACTS = Obj(optional={
     "isolation": Opt(Obj(optional={"user_site": _OPT_STR})),
     "errors": Opt(ListOf(Obj(optional={"name": _OPT_STR, "exc_type": _OPT_STR,
                                        "message": _OPT_STR}))),
+    # probe/facts_more.py: the sections added with schema 2 (issue 27: each was a crash
+    # site of `report`/`compare` when retyped)
+    "install": Opt(Obj(optional={"kind": _OPT_STR, "root": _OPT_STR, "evidence": _OPT_STR})),
+    "system": Opt(Obj(optional={
+        "thp_enabled": _OPT_STR, "thp_defrag": _OPT_STR, "rlimits": Opt(MapOf(_OPT_NUM)),
+        "numa_nodes": Opt(MapOf(ListOf(Int()))), "process_nodes": Opt(ListOf(Scalar())),
+        "gpu_numa": Opt(ListOf(MapOf(Scalar())))})),
+    "math": Opt(MapOf(Scalar())),
+    "libraries": Opt(Obj(optional={"libraries": Opt(MapOf(Obj(optional={
+        "version": _OPT_STR, "path": _OPT_STR})))})),
+    "compile": Opt(Obj(optional={
+        "cxx": _OPT_STR, "python_h": _OPT_BOOL, "cuda_build": _OPT_BOOL,
+        "triton_found": _OPT_BOOL, "triton_version": _OPT_STR, "triton_required": _OPT_STR,
+        "smoke": Opt(Obj(optional={"ok": _OPT_BOOL, "seconds": _OPT_NUM,
+                                   "error": _OPT_STR}))})),
+    "allocator": Opt(MapOf(Scalar())),
 })
 
 PROBE = Obj(required={"label": Str(), "python": Str()}, optional={"facts": Opt(FACTS)})
@@ -250,7 +279,7 @@ PROBE = Obj(required={"label": Str(), "python": Str()}, optional={"facts": Opt(F
 # --- a results document (measurements.AuditResult) ---------------------------------
 
 PARAMS = MapOf(Scalar())
-BLOCKS = ListOf(ListOf(Num(positive=True), min_items=1), min_items=1)
+BLOCKS = ListOf(ListOf(Seconds(), min_items=1), min_items=1)
 
 BENCH_RESULT = Obj(required={
     "bench": Str(), "params": PARAMS, "side": Enum("target", "reference"), "pair": Int(0),

@@ -227,3 +227,13 @@ def test_nothing_measured_because_a_benchmark_failed_names_it_and_fails(
         "'no-such-dispatch' (results written to %s)" % out]
     assert "FAILED: nothing measured (dispatch failed on the target" in stdout
     assert json.loads(out.read_text())["complete"] is True
+
+
+def test_a_non_utf8_byte_in_a_recorded_variable_is_reported(tmp_path, capsys):  # item 13
+    document = json.loads((DATA / "results-debian-vs-venv-v2.json").read_text())
+    document["target"]["facts"]["env"]["LD_LIBRARY_PATH"] = "/opt/caf\udce9/lib"  # as read
+    stored = tmp_path / "run.json"
+    stored.write_text(json.dumps(document))  # from os.environ: a lone surrogate
+    assert cli.main(["report", str(stored), "--format", "md", "--fail-on", "never"]) == 0
+    capsys.readouterr()
+    assert "/opt/caf\\xe9/lib" in (tmp_path / "run.md").read_text(encoding="utf-8")
