@@ -67,6 +67,19 @@ class Str(Spec):
             _fail(path, self.name, value)
 
 
+class FileName(Str):
+    """A string that is one plain file name: no folder separator, not "." or "..", not
+    hidden (a fleet job's name becomes jobs/<name>.err; "../x" read back from an edited
+    fleet.json would reach outside the fleet folder)."""
+
+    name = "a plain file name (no '/', not starting with '.')"
+
+    def check(self, value, path):
+        if not isinstance(value, str) or not value or "/" in value or "\0" in value \
+                or value.startswith("."):
+            _fail(path, self.name, value)
+
+
 class Bool(Spec):
     name = "true or false"
 
@@ -386,7 +399,7 @@ MANIFEST = Obj(required={
     "audit": Obj(required={"launcher": ListOf(Str(), min_items=1), "reference": _OPT_STR},
                  optional={"suite": Str(), "only": ListOf(Str()), "pairs": Opt(Int(1)),
                            "worker_timeout_s": Num(positive=True)}),
-    "jobs": ListOf(Obj(required={"name": Str(), "partition": Str(), "target": Str()},
+    "jobs": ListOf(Obj(required={"name": FileName(), "partition": Str(), "target": Str()},
                        optional={"kind": Enum("python", "module"), "job_id": _OPT_STR,
                                  "state": Opt(_JOB_STATE), "note": Str()}))},
     optional={"directory": Str(), "created_utc": Str(), "deadline_s": _OPT_NUM})

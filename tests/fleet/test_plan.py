@@ -90,3 +90,19 @@ def test_default_launcher_runs_this_interpreter_isolated(monkeypatch):
     import sys
     monkeypatch.delenv("PYTHONPATH", raising=False)
     assert plan.default_launcher() == (sys.executable, "-E", "-m", "eb_torchperf.cli")
+
+
+@pytest.mark.parametrize("name", ["../../etc/secret", "..", ".hidden", "a/b", ""])
+def test_job_names_read_back_cannot_leave_the_fleet_folder(tmp_path, name):  # issue 27 #9
+    job = plan.FleetJob("zen", "zen", "python3", job_id="12")
+    manifest = plan.FleetManifest(str(tmp_path), plan.SbatchOptions(), AUDIT, (job,),
+                                  "2026-11-30T12:00:00+00:00", 600.0)
+    manifest.save()
+    data = json.loads((tmp_path / "fleet.json").read_text())
+    data["jobs"][0]["name"] = name  # an edited fleet.json
+    (tmp_path / "fleet.json").write_text(json.dumps(data))
+    with pytest.raises(SchemaError) as caught:
+        plan.load_manifest(str(tmp_path))
+    assert str(caught.value) == (
+        "%s: jobs[0].name: expected a plain file name (no '/', not starting with '.'), got %r"
+        % (tmp_path / "fleet.json", name))
