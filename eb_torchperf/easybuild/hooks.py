@@ -22,6 +22,7 @@ never end in `_hook`.
 """
 
 import os
+import sys
 
 from easybuild.tools.build_log import EasyBuildError, print_msg, print_warning
 from easybuild.tools.environment import ORIG_OS_ENVIRON
@@ -84,11 +85,30 @@ def post_sanitycheck_hook(self, *args, **kwargs):
     policy = _policy()
     if policy.mode == "off":
         return
+    log = getattr(self, "log", None)  # an EasyBlock made by hand may lack any of these
     if getattr(self, "dry_run", False):
-        print_msg("eb_torchperf: would audit %s (dry run)", self.installdir, log=self.log)
+        _guarded("dry run", policy.mode, log, lambda: print_msg(
+            "eb_torchperf: would audit %s (dry run)", getattr(self, "installdir", "?"),
+            log=log))
         return
+    _guarded("audit", policy.mode, log, lambda: _audit_once(self, policy))
+
+
+def _log(self):
+    """The EasyBlock's log, None where it has none (print_msg then prints only)."""
+    return getattr(self, "log", None)
+
+
+def _audit_once(self, policy):
+    """Mark the EasyBlock audited, then audit it.
+
+    Raises:
+        ConfigError: the EasyBlock has no installdir (nothing to audit).
+    """
+    if not getattr(self, "installdir", None):
+        raise ConfigError("the EasyBlock has no installdir: nothing to audit")
     setattr(self, _DONE_ATTR, True)
-    _guarded("audit", policy.mode, self.log, lambda: _audit(self, policy))
+    return _audit(self, policy)
 
 
 def _ec_key(ec):
@@ -116,8 +136,12 @@ def _guarded(what, mode, log, action):
         kind = "" if isinstance(exc, TorchPerfError) else type(exc).__name__ + ": "
         if mode == "fail":
             raise EasyBuildError("eb_torchperf: %s failed: %s%s", what, kind, exc) from exc
-        print_warning("eb_torchperf: %s failed: %s%s (the installation goes on: "
-                      "EB_TORCHPERF_MODE=warn)" % (what, kind, exc), log=log)
+        message = ("eb_torchperf: %s failed: %s%s (the installation goes on: "
+                   "EB_TORCHPERF_MODE=warn)" % (what, kind, exc))
+        try:
+            print_warning(message, log=log)
+        except Exception:  # noqa: BLE001  print_warning itself needs a log or a setup
+            print("WARNING: " + message, file=sys.stderr)
         return None
 
 
@@ -166,14 +190,15 @@ def _reference_env(self):
 def _audit(self, policy):
     print_msg("eb_torchperf: auditing %s (reference: %s, suite: %s%s)...", self.installdir,
               policy.reference, policy.suite,
-              ", only " + ",".join(policy.only) if policy.only else "", log=self.log)
+              ", only " + ",".join(policy.only) if policy.only else "", log=_log(self))
     fake_mod_data = self.load_fake_module(purge=True)
     try:
         target = _target_python(self, policy)
-        self.log.info("eb_torchperf: target interpreter %s", target)
+        if _log(self) is not None:
+            _log(self).info("eb_torchperf: target interpreter %s", target)
         outcome = run_check(target, policy, _out_dirs(self, policy),
                             reference_env=_reference_env(self),
-                            log=lambda msg: print_msg("eb_torchperf: %s", msg, log=self.log),
+                            log=lambda msg: print_msg("eb_torchperf: %s", msg, log=_log(self)),
                             installdir=self.installdir,
                             cache_dir=default_cache_dir(ORIG_OS_ENVIRON),
                             build=from_easyblock(self))
@@ -186,30 +211,30 @@ def _report(self, outcome, policy):
     """Print the verdict; raise in fail mode (and on wrong results in any mode:
     sitepolicy.stops_build), warn otherwise."""
     for finding in sort_findings(outcome.result.findings):
-        print_msg("eb_torchperf: %s", finding_line(finding), log=self.log)
+        print_msg("eb_torchperf: %s", finding_line(finding), log=_log(self))
     verdict = outcome.verdict
-    print_msg("eb_torchperf: %s", verdict.summary, log=self.log)
+    print_msg("eb_torchperf: %s", verdict.summary, log=_log(self))
     print_msg("eb_torchperf: report: %s (audit took %.0f s)", outcome.main_report,
-              outcome.wall_s, log=self.log)
+              outcome.wall_s, log=_log(self))
     _regression(self, outcome.stored)
     if stops_build(verdict, policy):
         raise EasyBuildError("eb_torchperf: %s %s: %s; report: %s", self.name, self.version,
                              verdict.summary, outcome.main_report)
     if verdict.status != "ok":
         print_warning("eb_torchperf: %s %s: %s; report: %s" % (
-            self.name, self.version, verdict.summary, outcome.main_report), log=self.log)
+            self.name, self.version, verdict.summary, outcome.main_report), log=_log(self))
 
 
 def _regression(self, stored):
     """Where the audit was stored; the previous build's comparison, a warning when this
     build is slower, an EasyBuildError with EB_TORCHPERF_REGRESSION=fail."""
     for line in stored.lines if stored else ():
-        print_msg("eb_torchperf: %s", line, log=self.log)
+        print_msg("eb_torchperf: %s", line, log=_log(self))
     if stored and stored.fail:
         raise EasyBuildError("eb_torchperf: %s %s: %s (EB_TORCHPERF_REGRESSION=fail)",
                              self.name, self.version, stored.lines[-1])
     if stored and stored.regressed:
-        print_warning("eb_torchperf: %s" % stored.lines[-1], log=self.log)
+        print_warning("eb_torchperf: %s" % stored.lines[-1], log=_log(self))
 
 
 __all__ = ["parse_hook", "post_sanitycheck_hook"]

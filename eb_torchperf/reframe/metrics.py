@@ -40,14 +40,18 @@ def metric_name(comparison: Comparison, multi: bool) -> str:
     return "%s[%s]" % (comparison.bench, params.replace(":", "-"))
 
 
-def perf_metrics(result: AuditResult,
+def perf_metrics(result: Optional[AuditResult],
                  comparisons: Optional[Sequence[Comparison]] = None) -> List[Metric]:
     """Relative OPS and absolute rates of every benchmark measured, then the geomean.
 
     Args:
+        result: the audit; None (no results file: `reframe --dry-run`, or a job that
+            wrote none) gives no metrics.
         comparisons: the pipeline's analysis of `result` (fleet.gather.analysed),
             computed when None.
     """
+    if result is None:
+        return []
     if comparisons is None:
         comparisons = analysed(result)[0]
     counts = {}

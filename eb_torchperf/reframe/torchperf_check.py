@@ -22,18 +22,36 @@ subclass, e.g.
 
 import os
 import shlex
+from typing import List
 
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, sanity_function, variable
 
+from eb_torchperf.errors import ConfigError
 from eb_torchperf.fleet.plan import default_launcher
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.reframe.metrics import perf_metrics, sanity_problems
 
 #: Results file the audit writes in the stage directory.
 RESULTS_NAME = "torchperf.json"
+
+
+def launcher_words(launcher: str) -> List[str]:
+    """The `launcher` variable as words.
+
+    Raises:
+        ConfigError: it is empty or not valid shell words (one line, not an IndexError).
+    """
+    try:
+        words = shlex.split(launcher or "")
+    except ValueError as exc:
+        raise ConfigError("launcher %r: %s" % (launcher, exc)) from None
+    if not words:
+        raise ConfigError("launcher is empty: give the command that runs eb-torchperf, "
+                          "e.g. %r" % " ".join(default_launcher()))
+    return words
 
 
 def _value(value):
@@ -81,7 +99,7 @@ class TorchPerfCheck(rfm.RunOnlyRegressionTest):
     @run_before("run")
     def set_audit_command(self):
         """Executable and options of `eb-torchperf audit`, writing RESULTS_NAME."""
-        words = shlex.split(self.launcher)
+        words = launcher_words(self.launcher)
         self.executable = shlex.quote(words[0])
         options = [*words[1:], "audit", "--python", self.target_python,
                    "--reference", self.reference_python, "--suite", self.suite,

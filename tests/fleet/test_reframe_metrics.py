@@ -36,3 +36,21 @@ def test_sanity_problems():
                                     "the audit measured nothing"]
     bad = audit_result("x", 1.0, findings=[finding("error", "march-native"), finding()])
     assert sanity_problems(bad) == ["error finding march-native: BLAS is OpenBLAS, not MKL"]
+
+
+def test_no_results_file_gives_no_metrics():  # issue 27 #18: `reframe --dry-run`
+    assert perf_metrics(None) == []
+
+
+def test_an_empty_launcher_is_one_config_error():  # issue 27 #18: was IndexError
+    import pytest
+    check = pytest.importorskip("eb_torchperf.reframe.torchperf_check",
+                                reason="ReFrame not installed")
+    from eb_torchperf.errors import ConfigError
+    with pytest.raises(ConfigError, match="launcher is empty: give the command that runs "
+                                          "eb-torchperf, e.g. "):
+        check.launcher_words("  ")
+    with pytest.raises(ConfigError, match="No closing quotation"):
+        check.launcher_words("python '-m")
+    assert check.launcher_words("/sw/python -m eb_torchperf.cli") == [
+        "/sw/python", "-m", "eb_torchperf.cli"]
