@@ -21,7 +21,7 @@ import tempfile
 import time
 from typing import Dict, Mapping, Optional, Sequence
 
-from eb_torchperf.errors import ProbeError
+from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.probe.envprefixes import ENV_NAMES, ENV_PREFIXES
 
 PROBE_PACKAGE = "ebtp_probe"
@@ -86,16 +86,27 @@ class ProbeBundle:
         self.path = None
 
     def __enter__(self) -> "ProbeBundle":
-        self.path = tempfile.mkdtemp(prefix="eb_torchperf-probe-")
-        source = pathlib.Path(__file__).parent.parent / "probe"
-        shutil.copytree(source, os.path.join(self.path, PROBE_PACKAGE),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        # find_spec, not import: importing threadpoolctl sets KMP_DUPLICATE_LIB_OK in
-        # os.environ, which would then leak into every worker's environment.
-        spec = importlib.util.find_spec("threadpoolctl")
-        if spec is not None and spec.origin:
-            shutil.copy(spec.origin, self.path)
-        # else the probe reports threadpools as unavailable
+        """Raises: ConfigError: $TMPDIR is full or cannot be written (one line)."""
+        try:
+            self.path = tempfile.mkdtemp(prefix="eb_torchperf-probe-")
+            source = pathlib.Path(__file__).parent.parent / "probe"
+            shutil.copytree(source, os.path.join(self.path, PROBE_PACKAGE),
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            # find_spec, not import: importing threadpoolctl sets KMP_DUPLICATE_LIB_OK in
+            # os.environ, which would then leak into every worker's environment.
+            spec = importlib.util.find_spec("threadpoolctl")
+            if spec is not None and spec.origin:
+                shutil.copy(spec.origin, self.path)
+            # else the probe reports threadpools as unavailable
+        except OSError as exc:  # shutil.Error lists every file: keep the first reason
+            if self.path:
+                shutil.rmtree(self.path, ignore_errors=True)
+            why = str(exc.args[0][0][2]) if isinstance(exc, shutil.Error) else (
+                exc.strerror or str(exc))
+            what = ("no space left in $TMPDIR %s" if "No space left" in why
+                    else "cannot write into $TMPDIR %s: " + why) % tempfile.gettempdir()
+            raise ConfigError("%s (the probe is copied there); free space or set TMPDIR to "
+                              "another folder" % what) from None
         return self
 
     def __exit__(self, *exc_info):

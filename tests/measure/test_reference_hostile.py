@@ -4,6 +4,7 @@ import os
 import pathlib
 import stat
 import sys
+import time
 
 import pytest
 
@@ -29,6 +30,10 @@ def test_an_interrupt_while_pip_runs_kills_its_whole_process_group(tmp_path):  #
     with pytest.raises(KeyboardInterrupt):
         reference._run(["/bin/sh", "-c", script], "pip install torch", log=interrupt)
     child = int(pids.read_text())
+    for _ in range(100):  # SIGKILL is delivered when the child is next scheduled
+        if _gone(child):
+            break
+        time.sleep(0.05)
     assert _gone(child), "pip's child %d outlived the audit" % child
 
 
@@ -65,3 +70,20 @@ def test_a_hanging_cached_venv_is_waited_for_timeout_s_only(tmp_path, monkeypatc
     assert seen == {"timeout_s": 7}
     assert real_problem(venv, None, dict(os.environ), 1).endswith(
         "timed out after 1 seconds")
+
+
+def test_a_full_tmpdir_is_one_short_line(tmp_path, monkeypatch):  # item 18
+    import shutil
+    import tempfile
+    from eb_torchperf.measure.runner import ProbeBundle
+
+    def full(src, dst, **kwargs):  # shutil.Error lists every file it could not copy
+        raise shutil.Error([(str(src), str(dst), "[Errno 28] No space left on device")] * 60)
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(shutil, "copytree", full)
+    with pytest.raises(ConfigError) as caught:
+        ProbeBundle().__enter__()
+    assert str(caught.value) == ("no space left in $TMPDIR %s (the probe is copied there); "
+                                 "free space or set TMPDIR to another folder" % tmp_path)
+    assert os.listdir(tmp_path) == []  # the half-made bundle is removed
