@@ -89,9 +89,11 @@ def raw_rows(result: AuditResult) -> List[dict]:
         return []
     keys = ["benchmark", "params", "side", "pair", "number"]
     grouped = frame.groupby(keys, sort=False)["time_s"]
-    summary = grouped.agg(samples="count", median="median", minimum="min", maximum="max",
-                          q1=lambda s: s.quantile(0.25),
-                          q3=lambda s: s.quantile(0.75)).reset_index()
+    # quartiles of every group at once (a lambda per group took minutes on 205k rows)
+    summary = grouped.agg(samples="count", median="median", minimum="min",
+                          maximum="max").reset_index()
+    summary["q1"] = grouped.quantile(0.25).to_numpy()
+    summary["q3"] = grouped.quantile(0.75).to_numpy()
     summary["blocks"] = frame.groupby(keys, sort=False)["block"].nunique().to_numpy()
     rows = []
     for record in summary.to_dict("records"):
