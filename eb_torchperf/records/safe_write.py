@@ -64,9 +64,9 @@ def write_bytes(path: PathLike, data: bytes, mode: Optional[int] = None) -> path
     """
     target = pathlib.Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteError("cannot write %s: %s" % (target, _why(exc))) from None
+        make_folder(target.parent)
+    except WriteError as exc:
+        raise WriteError("cannot write %s: %s" % (target, exc)) from None
     refuse_special(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".%s." % target.name, suffix=".tmp",
@@ -95,6 +95,23 @@ def write_bytes(path: PathLike, data: bytes, mode: Optional[int] = None) -> path
         raise
     _fsync_folder(target.parent)
     return target
+
+
+def make_folder(folder: pathlib.Path) -> None:
+    """Create `folder` and its parents (existing is fine).
+
+    Raises:
+        WriteError: why, naming the part of the path that is not a folder ("f is not
+            a folder") instead of mkdir's "File exists".
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in [folder, *folder.parents] if p.exists() and not p.is_dir()),
+                       folder)
+        raise WriteError("%s is not a folder" % blocker) from None
+    except OSError as exc:
+        raise WriteError(_why(exc)) from None
 
 
 def refuse_special(path: PathLike) -> None:

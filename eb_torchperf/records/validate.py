@@ -38,7 +38,8 @@ def _json_name(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return repr(value)
+        text = repr(value)
+        return text if len(text) <= 40 else "%s... (%d digits)" % (text[:12], len(text))
     if isinstance(value, str):
         return repr(value[:40] + ("..." if len(value) > 40 else ""))
     if isinstance(value, dict):
@@ -110,8 +111,16 @@ class Num(Spec):
 
     def check(self, value, path):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value) or (self.positive and value <= 0):
+                not _finite(value) or (self.positive and value <= 0):
             _fail(path, self.name, value)
+
+
+def _finite(value) -> bool:
+    """A finite float, or an integer a float can hold (JSON allows 10**400)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class Seconds(Spec):

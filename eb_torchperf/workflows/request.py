@@ -179,9 +179,12 @@ def check_out_name(path: pathlib.Path) -> None:
     """Refuse a results path that a report of the same stem would overwrite.
 
     Raises:
-        ConfigError: `--out` ends in a report suffix (.md, .html) or is an explain
-            document's name.
+        ConfigError: `--out` ends in a report suffix (.md, .html), is an explain
+            document's name, or holds a control character (a newline).
     """
+    if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
+        raise ConfigError("--out %r: a file name with a control character (a newline, a "
+                          "tab) is refused; the results path is printed as one line" % str(path))
     if path.suffix in (".md", ".html", ".htm") or path.name.endswith(".explain.json"):
         raise ConfigError("--out %s: the results JSON needs a name of its own (the reports "
                           "use <name>.md and <name>.html beside it); use e.g. --out %s"
@@ -320,9 +323,11 @@ def check_writable(path: pathlib.Path) -> None:
     except WriteError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        safe_write.make_folder(path.parent)
         with tempfile.TemporaryFile(dir=str(path.parent)):
             pass
+    except WriteError as exc:
+        raise ConfigError("cannot write results to %s: %s" % (path, exc)) from None
     except OSError as exc:
         raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
 

@@ -14,6 +14,7 @@ import jinja2
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.present import escape
+from eb_torchperf.errors import WriteError
 from eb_torchperf.records import safe_write
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.records.measurements import AuditResult
@@ -108,11 +109,14 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
 
     Raises:
         ConfigError: an unknown format.
-        OSError: the folder or a file cannot be written.
+        WriteError: the folder or a file cannot be written.
     """
     parse_formats(",".join(formats))
     folder = pathlib.Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        safe_write.make_folder(folder)
+    except WriteError as exc:
+        raise WriteError("cannot write reports into %s: %s" % (folder, exc)) from None
     stem = stem or default_stem(result)
     view = (build_view(result, comparisons, title, notes, explain)
             if set(formats) - {"json"} else None)
