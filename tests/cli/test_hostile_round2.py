@@ -237,3 +237,21 @@ def test_a_non_utf8_byte_in_a_recorded_variable_is_reported(tmp_path, capsys):  
     assert cli.main(["report", str(stored), "--format", "md", "--fail-on", "never"]) == 0
     capsys.readouterr()
     assert "/opt/caf\\xe9/lib" in (tmp_path / "run.md").read_text(encoding="utf-8")
+
+
+def test_an_interrupt_another_thread_receives_is_held_too():  # found by the sweep above
+    import threading
+    from eb_torchperf.measure import interrupts
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # a progress bar's or a library's thread
+    other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts.held() as block:
+                signal.pthread_kill(other.ident, signal.SIGINT)  # it, not us, receives it
+                time.sleep(0.2)  # the handler runs here: it must only record the signal
+                finished = True
+        assert finished and block.interrupted
+    finally:
+        stop.set()
+        other.join()
