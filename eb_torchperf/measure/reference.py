@@ -15,7 +15,6 @@ import os
 import re
 import pathlib
 import shutil
-import signal
 import subprocess
 import sys
 from typing import Callable, Iterator, Mapping, Optional, Sequence
@@ -24,10 +23,10 @@ from packaging.version import InvalidVersion, Version
 
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.isolation import isolated_environ
+from eb_torchperf.measure.setup_run import run_setup
 
 #: Written into a venv once pip succeeded; a venv without it is rebuilt.
 READY_MARKER = ".eb_torchperf-ready"
-PIP_TIMEOUT_S = 3600
 #: Written after the torchvision install was tried: "torchvision==X" or "failed: why".
 TORCHVISION_MARKER = ".eb_torchperf-torchvision"
 #: torch release (major, minor) -> torchvision minor, from torchvision's compatibility
@@ -213,10 +212,10 @@ def ensure_wheel_venv(requirement: str, pip_options: Sequence[str] = (),
         shutil.rmtree(venv, ignore_errors=True)
         log("creating reference venv %s with %s (once; cached)" % (venv, requirement))
         try:
-            _run([python, "-m", "venv", str(venv)], "python -m venv %s" % venv, clean)
-            _run([str(venv_python), "-m", "pip", "install", "--disable-pip-version-check",
-                  "--progress-bar", "off", requirement, *pip_options],
-                 "pip install %s" % requirement, clean, log)
+            run_setup([python, "-m", "venv", str(venv)], "python -m venv %s" % venv, clean)
+            run_setup([str(venv_python), "-m", "pip", "install",
+                       "--disable-pip-version-check", "--progress-bar", "off", requirement,
+                       *pip_options], "pip install %s" % requirement, clean, log)
             problem = venv_problem(venv, expected, clean)
             if problem:
                 raise ConfigError("reference venv %s: %s after pip install %s (check "
@@ -254,9 +253,10 @@ def add_torchvision(venv: pathlib.Path, requirement: str, pip_options: Sequence[
             % requirement)
         return None
     try:
-        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-              "-q", tv, "torch==%s" % Version(version).base_version, *pip_options],
-             "pip install %s" % tv, env)
+        run_setup([str(venv / "bin" / "python"), "-m", "pip", "install",
+                   "--disable-pip-version-check", "-q", tv,
+                   "torch==%s" % Version(version).base_version, *pip_options],
+                  "pip install %s" % tv, env)
     except ConfigError as exc:
         marker.write_text("failed: %s\n" % exc)
         log("reference venv: %s; kept without torchvision (models needing it are skipped)"
@@ -264,58 +264,6 @@ def add_torchvision(venv: pathlib.Path, requirement: str, pip_options: Sequence[
         return None
     marker.write_text(tv + "\n")
     return tv
-
-
-#: pip output lines that carry the cause of a failed install (pip prints the cause
-#: of a resolution failure above its final "ERROR: ResolutionImpossible" line).
-_PIP_CAUSE = ("ERROR", "requested", "conflict", "No matching distribution")
-#: pip output lines passed through as progress (one per package and step).
-_PIP_PROGRESS = ("Collecting", "Downloading", "Processing", "Installing", "Successfully",
-                 "Requirement already satisfied", "Looking in", "Using cached")
-
-
-def _run(argv: Sequence[str], what: str, env: Optional[Mapping[str, str]] = None,
-         log: Optional[Callable[[str], None]] = None) -> None:
-    """Run a set-up command; with `log`, its progress lines go to `log` as they come
-    ("pip: Collecting torch==2.13.0", ...).
-
-    Raises:
-        ConfigError: it failed or did not start (message has the telling lines).
-    """
-    lines = []
-    try:  # its own process group: an interrupt or SIGTERM of the audit kills pip too
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=None if env is None else dict(env),
-                                start_new_session=True)
-    except OSError as exc:
-        raise ConfigError("%s failed: %s" % (what, exc)) from None
-    try:
-        for raw in proc.stdout:
-            line = raw.strip()
-            if line:
-                lines.append(line)
-                if log is not None and line.startswith(_PIP_PROGRESS):
-                    log("pip: " + line)
-        code = proc.wait(timeout=PIP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raise ConfigError("%s failed: no end after %d s" % (what, PIP_TIMEOUT_S)) from None
-    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: no pip left writing into the cache
-        _kill_group(proc)
-        raise
-    finally:
-        proc.stdout.close()
-    if code != 0:
-        causes = [l for l in lines if any(word in l for word in _PIP_CAUSE)] or lines[-1:]
-        raise ConfigError("%s failed (exit %d): %s" % (what, code,
-                                                       " | ".join(causes[:4]) or "no output"))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill `proc`'s whole process group (pip and its build children) and reap it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def target_torch_version(python: str, timeout_s: float = 180,

@@ -9,10 +9,8 @@ venv: `audit --pairs 0` fails in well under a second whatever --reference says.
 """
 
 import dataclasses
-import datetime
 import pathlib
 import re
-import tempfile
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from eb_torchperf.errors import ConfigError
@@ -21,6 +19,8 @@ from eb_torchperf.measure.reference import check_reference_spec, resolve_interpr
 from eb_torchperf.present.formats import FORMATS
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.profile import DEFAULT_ROUNDS
+from eb_torchperf.workflows.outpath import (  # noqa: F401  (re-exported)
+    DEFAULT_OUT_DIR, check_out_name, check_writable, default_out_path)
 
 #: A POSIX environment variable name (--target-env VAR=VALUE).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -28,12 +28,10 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 REPORT_FORMATS = FORMATS
 #: Severities `fail_on` accepts ("never": findings never fail).
 FAIL_ON = ("info", "warning", "error", "never")
-DEFAULT_OUT_DIR = "reports"
 #: Largest --timeout accepted, seconds (a week): `inf` or 1e300 would overflow the
 #: deadline arithmetic of select() and subprocess.
 MAX_TIMEOUT_S = 7 * 24 * 3600
-#: Most fresh worker pairs accepted (--pairs): a thousand quick-suite pairs already
-#: take hours; 10**20 would run until killed.
+#: Most fresh worker pairs accepted (--pairs): a thousand pairs already take hours.
 MAX_PAIRS = 1000
 #: --reference values that mean "no reference".
 NO_REFERENCE = ("", "none")
@@ -163,34 +161,6 @@ class Plan:
     reference_extra: Mapping[str, Optional[str]] = dataclasses.field(default_factory=dict)
 
 
-def default_out_path() -> str:
-    """reports/torchperf-<UTC time>.json relative to the working directory, made
-    unique with "-2", "-3", ... (claimed with O_EXCL: two audits started in the same
-    second in one folder get two names; the reports' names are free too).  The claimed
-    file is empty until results are saved (the caller removes it if none are)."""
-    from eb_torchperf.present.formats import SUFFIXES
-    from eb_torchperf.records import safe_write
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    siblings = list(SUFFIXES.values()) + [".explain.json"]
-    return str(safe_write.claim_new(DEFAULT_OUT_DIR, "torchperf-" + stamp, ".json", siblings))
-
-
-def check_out_name(path: pathlib.Path) -> None:
-    """Refuse a results path that a report of the same stem would overwrite.
-
-    Raises:
-        ConfigError: `--out` ends in a report suffix (.md, .html), is an explain
-            document's name, or holds a control character (a newline).
-    """
-    if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
-        raise ConfigError("--out %r: a file name with a control character (a newline, a "
-                          "tab) is refused; the results path is printed as one line" % str(path))
-    if path.suffix in (".md", ".html", ".htm") or path.name.endswith(".explain.json"):
-        raise ConfigError("--out %s: the results JSON needs a name of its own (the reports "
-                          "use <name>.md and <name>.html beside it); use e.g. --out %s"
-                          % (path, path.with_suffix(".json").name.replace(".explain", "")))
-
-
 def parse_env(assignments, option: str = "--target-env") -> dict:
     """["VAR=VALUE", "VAR2="] -> {"VAR": "VALUE", "VAR2": None} (empty value: remove).
 
@@ -217,8 +187,7 @@ def parse_env(assignments, option: str = "--target-env") -> dict:
 
 
 def _env_value(name: str, value) -> Optional[str]:
-    """An environment override's value as text: numbers converted (OMP_NUM_THREADS=4),
-    None kept (remove the variable); anything else refused."""
+    """An override's value as text: numbers converted, None kept (remove); else refused."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -301,35 +270,6 @@ def _check_timeout(timeout_s: Optional[float]) -> None:
     if timeout_s is not None and not (0 < timeout_s <= MAX_TIMEOUT_S):
         raise ConfigError("--timeout must be a number of seconds > 0 and at most %d (a week), "
                           "not %g" % (MAX_TIMEOUT_S, timeout_s))
-
-
-def check_writable(path: pathlib.Path) -> None:
-    """Make sure the results file can be written, before anything is measured.
-
-    The probe is a temporary file in the folder (results are written by renaming one
-    there): the path itself is not opened, so a FIFO does not block, a link to nothing
-    does not create its target, and a device node is not touched.
-
-    Raises:
-        ConfigError: a folder, a device, FIFO or socket, or a folder that cannot be
-            created or written.
-    """
-    from eb_torchperf.errors import WriteError
-    from eb_torchperf.records import safe_write
-    if path.is_dir():
-        raise ConfigError("cannot write results to %s: it is a folder" % path)
-    try:
-        safe_write.refuse_special(path)
-    except WriteError as exc:
-        raise ConfigError(str(exc)) from None
-    try:
-        safe_write.make_folder(path.parent)
-        with tempfile.TemporaryFile(dir=str(path.parent)):
-            pass
-    except WriteError as exc:
-        raise ConfigError("cannot write results to %s: %s" % (path, exc)) from None
-    except OSError as exc:
-        raise ConfigError("cannot write results to %s: %s" % (path, exc.strerror or exc)) from None
 
 
 def _check_choices(request: AuditRequest) -> None:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.measure import reference
+from eb_torchperf.measure import reference, setup_run
 
 
 def _gone(pid: int) -> bool:
@@ -28,7 +28,7 @@ def test_an_interrupt_while_pip_runs_kills_its_whole_process_group(tmp_path):  #
         raise KeyboardInterrupt  # Ctrl-C / SIGTERM while pip downloads
 
     with pytest.raises(KeyboardInterrupt):
-        reference._run(["/bin/sh", "-c", script], "pip install torch", log=interrupt)
+        setup_run.run_setup(["/bin/sh", "-c", script], "pip install torch", log=interrupt)
     child = int(pids.read_text())
     for _ in range(100):  # SIGKILL is delivered when the child is next scheduled
         if _gone(child):
