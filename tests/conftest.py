@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import areas
 from testdata import DEBIAN_PYTHON
 
 
@@ -45,3 +46,39 @@ def _no_results_database(monkeypatch):
     """Audits in tests store nothing in the user's results database (EB_TORCHPERF_DB);
     tests/store opens its own databases."""
     monkeypatch.setenv("EB_TORCHPERF_DB", "off")
+
+
+# -- per-area summary, and no silent skip of the EasyBuild integration under CI (tests/areas.py)
+TALLY = areas.AreaTally()
+STRICT_COLLECT_SKIPS = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    failure = areas.strict_failure(report)
+    if failure:
+        report.outcome, report.longrepr = "failed", failure
+
+
+def pytest_collectreport(report):
+    if areas.strict_failure(report):
+        STRICT_COLLECT_SKIPS.append(areas.strict_failure(report))
+
+
+def pytest_runtest_logreport(report):
+    TALLY.add(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if STRICT_COLLECT_SKIPS and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in STRICT_COLLECT_SKIPS:
+        terminalreporter.write_line("FAILED (collection) " + line, red=True)
+    terminalreporter.write_sep("-", "per area (tests/<area>)")
+    for line in TALLY.summary_lines():
+        terminalreporter.write_line(line)

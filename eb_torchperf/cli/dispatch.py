@@ -46,6 +46,8 @@ COMMANDS = {
     "history": ("eb_torchperf.cli.history", "list stored audits, or write the HTML history"),
     "regressions": ("eb_torchperf.cli.regressions",
                     "compare each stored build with the previous build on its node type"),
+    "hooks-path": ("eb_torchperf.cli.hooks_path",
+                   "print the path of the installed EasyBuild hooks file (for eb --hooks=)"),
 }
 
 DESCRIPTION = """\
@@ -55,7 +57,7 @@ upstream wheel) without installing anything into it: build config side by side
 (BLAS_INFO, MKL, oneDNN, OpenMP, CPU capability, -march, CUDA archs, cuDNN), a CPU and
 GPU micro-suite measured in alternation (relative OPS, reference = 100 %), and findings
 with evidence, an EasyBuild remedy and their public source.  It also lints PyTorch
-easyconfigs before a build and runs as an EasyBuild hook (hooks/torchperf.py)."""
+easyconfigs before a build and runs as an EasyBuild hook (`eb --hooks="$(eb-torchperf hooks-path)"`)."""
 
 EPILOG = """\
 exit status (every command):
