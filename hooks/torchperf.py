@@ -1,1 +1,1 @@
-../eb_torchperf/hooks/torchperf.py
+../eb_torchperf/easybuild/hooks_file/torchperf.py

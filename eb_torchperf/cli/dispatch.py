@@ -57,7 +57,8 @@ upstream wheel) without installing anything into it: build config side by side
 (BLAS_INFO, MKL, oneDNN, OpenMP, CPU capability, -march, CUDA archs, cuDNN), a CPU and
 GPU micro-suite measured in alternation (relative OPS, reference = 100 %), and findings
 with evidence, an EasyBuild remedy and their public source.  It also lints PyTorch
-easyconfigs before a build and runs as an EasyBuild hook (`eb --hooks="$(eb-torchperf hooks-path)"`)."""
+easyconfigs before a build and runs as an EasyBuild hook
+(`eb --hooks="$(eb-torchperf hooks-path)"`)."""
 
 EPILOG = """\
 exit status (every command):

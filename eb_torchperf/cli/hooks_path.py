@@ -1,7 +1,7 @@
 """`eb-torchperf hooks-path`: print the path of the installed EasyBuild hooks file.
 
-The file ships inside the package (eb_torchperf/hooks/torchperf.py), so a site that
-pip-installed eb_torchperf into the Python running `eb` needs nothing else:
+The file ships inside the package (eb_torchperf/easybuild/hooks_file/torchperf.py), so
+a site that pip-installed eb_torchperf into the Python running `eb` needs nothing else:
 
     eb --hooks="$(eb-torchperf hooks-path)" PyTorch-2.9.1-foss-2025a.eb
     export EASYBUILD_HOOKS="$(eb-torchperf hooks-path)"
@@ -15,7 +15,7 @@ import os
 import eb_torchperf
 
 #: The hooks file, relative to the package folder.
-HOOKS_FILE = os.path.join("hooks", "torchperf.py")
+HOOKS_FILE = os.path.join("easybuild", "hooks_file", "torchperf.py")
 
 
 def hooks_file() -> str:

@@ -20,6 +20,7 @@ line on stderr; the other files are still linted.
 examples:
   eb-torchperf lint PyTorch-2.9.1-foss-2025a.eb
   eb-torchperf lint --heterogeneous --site-gpus 8.0,9.0 my-easyconfigs/ --format md
+  eb-torchperf lint --collection --format md
 
 exit status: 0 no finding at or above --fail-on; 1 some; 2 a file could not be linted
 (named on stderr, one line each; the other files are still linted) or a usage error.
@@ -33,7 +34,8 @@ import sys
 from eb_torchperf.present import escape
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import SEVERITIES
-from eb_torchperf.lint.api import DEFAULT_PATTERN, exit_status_for, lint_paths
+from eb_torchperf.lint.api import (DEFAULT_PATTERN, collection_easyconfigs, exit_status_for,
+                                   lint_paths)
 from eb_torchperf.lint.options import (ENV_HETEROGENEOUS, ENV_SITE_GPUS, KNOWN_ARCHS,
                                        LintOptions, host_arch, parse_capabilities)
 from eb_torchperf.lint.render import FORMATS, render
@@ -41,8 +43,11 @@ from eb_torchperf.lint.render import FORMATS, render
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the `lint` options to `parser`."""
-    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+    parser.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
                         help="easyconfig files, or directories searched for --pattern files")
+    parser.add_argument("--collection", action="store_true",
+                        help="also lint every PyTorch-*.eb of the easybuild-easyconfigs "
+                             "installed for this Python (found through its package files)")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="output format (default: text)")
     parser.add_argument("--fail-on", choices=SEVERITIES + ("never",), default="error",
@@ -94,6 +99,15 @@ def _options(args: argparse.Namespace) -> LintOptions:
                                 check_dependencies=not args.no_dependency_check)
 
 
+def _root_hint(message: str) -> str:
+    """EasyBuild's refusal to run as root, with what to do; other messages unchanged."""
+    if "root privileges" not in message:
+        return message
+    return ("EasyBuild refuses to run as root: run as a normal user, or set "
+            "EASYBUILD_ALLOW_USE_AS_ROOT_AND_ACCEPT_CONSEQUENCES=1 (or give --allow-root) "
+            "to parse the easyconfigs as root (EasyBuild said: %s)" % message)
+
+
 def run(args: argparse.Namespace) -> int:
     """Lint `args.paths`, print the report to stdout, and return the exit status.
 
@@ -102,15 +116,26 @@ def run(args: argparse.Namespace) -> int:
     """
     options = _options(args)
     robot_paths = [path for path in args.robot_paths.split(os.pathsep) if path]
-    results = lint_paths(args.paths, options=options, robot_paths=robot_paths,
-                         pattern=args.pattern, isolate=True, timeout_s=args.timeout,
-                         allow_root=args.allow_root)
+    paths = list(args.paths)
+    if args.collection:
+        label, files = collection_easyconfigs()
+        print("eb-torchperf lint: %s: %d PyTorch easyconfigs" % (label, len(files)),
+              file=sys.stderr)
+        paths += files
+    if not paths:
+        raise ConfigError("give easyconfig files or folders, or --collection")
+    try:
+        results = lint_paths(paths, options=options, robot_paths=robot_paths,
+                             pattern=args.pattern, isolate=True, timeout_s=args.timeout,
+                             allow_root=args.allow_root)
+    except ConfigError as err:
+        raise ConfigError(_root_hint(str(err))) from None
     if not results:
-        raise ConfigError("no files matching %r in %s" % (args.pattern, ", ".join(args.paths)))
+        raise ConfigError("no files matching %r in %s" % (args.pattern, ", ".join(paths)))
     for result in results:
         if result.problem:
-            print("eb-torchperf lint: %s" % escape.one_line("%s: %s" % (result.path,
-                                                                        result.problem)),
+            print("eb-torchperf lint: %s" % escape.one_line("%s: %s" % (
+                result.path, _root_hint(result.problem))),
                   file=sys.stderr)
     color = args.format == "text" and sys.stdout.isatty()
     width = shutil.get_terminal_size((120, 24)).columns if color else 120

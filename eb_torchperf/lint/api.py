@@ -11,6 +11,7 @@ EasyBuild is imported only when these run, so this module imports without it.
 import dataclasses
 import fnmatch
 import os
+import sys
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from eb_torchperf.errors import ConfigError
@@ -55,6 +56,28 @@ def _import_easybuild():
         raise ConfigError("eb-torchperf lint needs EasyBuild (pip install easybuild-framework "
                           "easybuild-easyblocks easybuild-easyconfigs): %s" % err) from None
     return ebsetup, parse, resolve
+
+
+def collection_easyconfigs() -> Tuple[str, List[str]]:
+    """The installed easybuild-easyconfigs collection of this Python and its PyTorch files.
+
+    Returns:
+        (label "easybuild-easyconfigs 5.4.1 at <folder>", every PyTorch-*.eb below the
+        folder, sorted).
+
+    Raises:
+        ConfigError: easybuild-easyconfigs is not installed for this interpreter.
+    """
+    from eb_torchperf.lint.collection import (DISTRIBUTION, collection_version,
+                                              find_collection, pytorch_easyconfigs)
+    root = find_collection()
+    if not root:
+        raise ConfigError("%s is not installed for %s: pip install %s==<your EasyBuild "
+                          "version> (or `module load EasyBuild`), or give the easyconfigs "
+                          "folder instead of --collection"
+                          % (DISTRIBUTION, sys.executable, DISTRIBUTION))
+    return "%s %s at %s" % (DISTRIBUTION, collection_version() or "?", root), \
+        pytorch_easyconfigs(root)
 
 
 def find_easyconfigs(paths: Iterable[str], pattern: str = DEFAULT_PATTERN) -> List[str]:

@@ -1,7 +1,7 @@
 """Lay out lint results as text (rich tables), JSON or GitHub Markdown.
 
 Layout only: results are already sorted and worded by the rules.  `summarize` is the
-view model shared by all formats and by `scripts/lint_collection.py`.
+view model shared by all formats (and by `eb-torchperf lint --collection`).
 """
 
 import io

@@ -36,7 +36,8 @@ def test_strict_failure_only_for_strict_areas_under_ci():
 
 def test_tally_counts_phases_once():
     tally = areas.AreaTally()
-    for report in (_report("tests/a/t.py::x", "passed", "setup"), _report("tests/a/t.py::x", "passed"),
+    for report in (_report("tests/a/t.py::x", "passed", "setup"),
+                   _report("tests/a/t.py::x", "passed"),
                    _report("tests/a/t.py::y", "skipped", "setup"),
                    _report("tests/b/t.py::z", "failed")):
         tally.add(report)

@@ -18,7 +18,8 @@ import pytest
 from testdata import DEBIAN_PYTHON
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PACKAGE_FILES = ("eb_torchperf/hooks/torchperf.py", "eb_torchperf/diagnosis/data/wheel_configs.json",
+PACKAGE_FILES = ("eb_torchperf/easybuild/hooks_file/torchperf.py",
+                 "eb_torchperf/diagnosis/data/wheel_configs.json",
                  "eb_torchperf/present/report/templates/report.html.j2",
                  "eb_torchperf/present/report/templates/report.md.j2")
 #: The audit each installed copy runs (the README's first command, one cheap benchmark).
@@ -37,9 +38,9 @@ def other_python():
                          reverse=True)
     for python in candidates:
         if python and os.path.exists(python) and os.path.realpath(python) != debian:
-            version = subprocess.run([python, "-c", "import sys; print(sys.version_info >= (3, 8))"],
-                                     capture_output=True, text=True, timeout=60).stdout.strip()
-            if version == "True":
+            check = [python, "-c", "import sys; print(sys.version_info >= (3, 8))"]
+            if subprocess.run(check, capture_output=True, text=True,
+                              timeout=60).stdout.strip() == "True":
                 return python
     return None
 

@@ -1,4 +1,5 @@
-"""eb_torchperf hooks for EasyBuild 5: `eb --hooks=hooks/torchperf.py` (or $EASYBUILD_HOOKS).
+"""eb_torchperf hooks for EasyBuild 5: `eb --hooks="$(eb-torchperf hooks-path)"` (this file,
+installed with the package; hooks/torchperf.py in a clone links here), or $EASYBUILD_HOOKS.
 
 Every PyTorch easyconfig is linted when parsed, and every PyTorch installation is
 audited against a reference after its sanity check, before its module file is
