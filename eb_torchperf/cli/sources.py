@@ -5,8 +5,8 @@ The file names are those EasyBuild looks for: the easyconfig's `sources` and, pe
 extension, its `source_tmpl` (or `exts_default_options`'s), with `%(name)s` /
 `%(version)s` filled in.  Each file is taken from DIR itself (already there), copied
 from a `--from` folder, or fetched with `pip download --no-deps` as `name==version`
-read from the wheel's file name (pip's own index settings apply, e.g. a site mirror;
-give `--pip-option=--index-url=...` for download.pytorch.org).  Only wheels can be
+read from the file name (pip's own index settings apply, e.g. a site mirror;
+give `--pip-option=--index-url=...` for download.pytorch.org).  Wheels and sdists can be
 fetched; a file that neither gives is listed in one line at the end (exit status 2).
 
 Easyconfigs are Python: EasyBuild's parser, which this command uses, executes them in

@@ -17,6 +17,8 @@ PIP_TIMEOUT_S = 1800
 
 #: The parameters `source_files` reads.
 _PARAMETERS = ("name", "version", "sources", "exts_list", "exts_default_options")
+#: The file name ending of a source distribution (PEP 625).
+SDIST = ".tar.gz"
 
 
 def _raw_config(path: str) -> dict:
@@ -79,14 +81,20 @@ def _names(config: dict) -> List[str]:
 
 
 def wheel_requirement(filename: str) -> str:
-    """`name==version` of a wheel file name (PEP 427: name-version-...-tags.whl).
+    """`name==version` of a wheel file name (PEP 427: name-version-...-tags.whl) or of an
+    sdist (PEP 625: name-version.tar.gz).
 
     Raises:
-        ConfigError: not a wheel file name.
+        ConfigError: neither a wheel nor an sdist file name.
     """
+    if filename.endswith(SDIST):
+        parts = filename[:-len(SDIST)].rsplit("-", 1)
+        if len(parts) == 2 and all(parts):
+            return "%s==%s" % tuple(parts)
     parts = filename[:-len(".whl")].split("-") if filename.endswith(".whl") else []
     if len(parts) < 5:
-        raise ConfigError("%s is not a wheel: put it into the folder by hand" % filename)
+        raise ConfigError("%s is not a wheel or sdist: put it into the folder by hand"
+                          % filename)
     return "%s==%s" % (parts[0], parts[1])
 
 
@@ -116,7 +124,7 @@ def collect(files: Sequence[str], dest: str, from_dirs: Sequence[str] = (),
 
 
 def _download(filename: str, dest: str, pip_options: Sequence[str], python: str):
-    """pip download one wheel into `dest`; None on success, else why not."""
+    """pip download one wheel or sdist into `dest`; None on success, else why not."""
     try:
         requirement = wheel_requirement(filename)
     except ConfigError as exc:
@@ -124,6 +132,8 @@ def _download(filename: str, dest: str, pip_options: Sequence[str], python: str)
     with tempfile.TemporaryDirectory(prefix="eb_torchperf-sources-") as tmp:
         argv = [python, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                 "--progress-bar", "off", "-d", tmp, requirement, *pip_options]
+        if filename.endswith(SDIST):
+            argv[4:4] = ["--no-binary", ":all:"]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -1,9 +1,13 @@
 """Helpers for real `eb` runs: Lmod from Debian, EasyBuild 5 from PyPI, the local torch 2.13.0 wheel.
 
-Skipped with the reason when `eb`, Lmod or pip's copy of the wheel are missing.
-`eb` runs under this test's Python (EB_PYTHON), which has eb_torchperf installed
-(editable, with its `easybuild.hooks` entry points); the reference interpreter is the
-same Python (torch 2.13.0 from the venv), the suite one GEMM in one worker pair.
+Skipped with the reason when `eb`, Lmod or pip's copy of the wheel are missing (a
+failure under CI=true: tests/areas.py).  `eb` runs under this test's Python (EB_PYTHON),
+a venv with eb_torchperf installed (editable, with its `easybuild.hooks` entry points),
+and that venv's bin comes first on PATH, so EasyBuild's PythonPackage installs with it
+too: never /usr/bin/python3, whose site fails `pip check` on hosts with python3-gi but
+no pycairo.  The reference interpreter is the same Python (torch 2.13.0 from the venv),
+the suite one GEMM in one worker pair.  The easyconfigs and eb_torchperf's wheel come
+from a copy of this tree (`EbSite.clone`), which the last test deletes.
 """
 
 import os
@@ -50,20 +54,16 @@ def skip_reason():
 
 
 def _pip_check_problem():
-    """Why the Python that EasyBuild takes from PATH would fail EasyBuild's own sanity
-    check (`pip check` covers its whole site) before anything is installed, or None.
-    A Debian image with python3-gi but not python3-cairo fails it ("pygobject 3.42.2
-    requires pycairo"): that is the machine, not the easyconfigs under test."""
-    python = shutil.which("python3")
-    if python is None:
-        return "no python3 on PATH for EasyBuild"
-    check = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True,
-                           timeout=120)
+    """Why the Python that EasyBuild installs with (this venv's, first on PATH in `eb`
+    runs) would fail EasyBuild's own sanity check (`pip check` covers its whole site)
+    before anything is installed, or None."""
+    check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True,
+                           text=True, timeout=120)
     if check.returncode != 0:
         first = (check.stdout.strip() or check.stderr.strip()).splitlines()[:1]
-        return ("the python3 EasyBuild finds first on PATH (%s) fails `pip check` before "
-                "anything is installed (%s): EasyBuild's sanity check would fail; put a "
-                "consistent Python first on PATH" % (python, first[0] if first else "no output"))
+        return ("this test's Python (%s) fails `pip check` before anything is installed "
+                "(%s): EasyBuild's sanity check would fail; repair that venv (pip install "
+                "the missing package)" % (sys.executable, first[0] if first else "no output"))
     return None
 
 
@@ -94,6 +94,14 @@ class EbSite:
         self.prefix = root / "prefix"
         self.sources = root / "sources"
         self.sources.mkdir(parents=True, exist_ok=True)
+        self.clone = root / "clone"
+
+    def copy_clone(self):
+        """A copy of this tree (no .git, .venv, reports, builds) at `self.clone`."""
+        shutil.copytree(REPO, self.clone, symlinks=True, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "reports", "build", "dist", "*.egg-info", "__pycache__",
+            ".pytest_cache"))
+        return self.clone
 
     def installdir(self, name, version):
         return self.prefix / "software" / name / version
@@ -104,6 +112,7 @@ class EbSite:
     def env(self, **policy):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("EB_TORCHPERF_",
                                                                         "EASYBUILD_"))}
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
         env.update(TINY_AUDIT, EB_PYTHON=sys.executable,
                    EB_TORCHPERF_DB=str(self.root / "results.sqlite"), **policy)
         return env

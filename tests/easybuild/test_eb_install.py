@@ -6,12 +6,12 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
+import shutil
 import sys
 
 import pytest
 
-from ebsite import HOOKS_FILE, TOOL_EC, TORCH_EC, pip_download, requirements
+from ebsite import HOOKS_FILE, TORCH_EC
 
 
 VERSION = "2.13.0-wheel"
@@ -158,16 +158,11 @@ def test_site_hooks_file_calls_ours_in_one_line(eb_site, good_install):
     assert _read_json(_report_dir(eb_site) / "verdict.json")["status"] == "ok"
 
 
-def test_tool_module_and_sanity_check_command(eb_site, good_install, tmp_path):
-    pip_download(eb_site.sources, requirements(TOOL_EC, None))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(eb_site.sources), str(TORCH_EC.parents[1])], check=True,
-                   capture_output=True, timeout=600)
-    proc = eb_site.eb("install eb_torchperf module", TOOL_EC)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+def test_tool_module_and_sanity_check_command(eb_site, good_install, tool_module, tmp_path):
+    assert tool_module.returncode == 0, tool_module.stdout[-3000:]
     tool_root = eb_site.installdir("eb_torchperf", "0.1.0")
-    assert (tool_root / "hooks" / "torchperf.py").read_text().startswith(
-        "from eb_torchperf.easybuild.hooks import parse_hook, post_sanitycheck_hook")
+    assert ("from eb_torchperf.easybuild.hooks import parse_hook, post_sanitycheck_hook"
+            in (tool_root / "hooks" / "torchperf.py").read_text())
     script = ('module load eb_torchperf PyTorch/%s && command -v eb-torchperf && '
               'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 1 '
               '--out-dir "$2" "${@:3}"' % VERSION)
@@ -183,3 +178,40 @@ def test_tool_module_and_sanity_check_command(eb_site, good_install, tmp_path):
                            str(tmp_path / "fail"), "--min-relative-ops", "1000")
     assert failed.returncode == 1, failed.stdout
     assert re.search(r"^torchperf FAIL: .*BELOW MINIMUM$", failed.stdout, re.M)
+
+
+def _references_to(folder, needles):
+    """Files under `folder` (text files up to 1 MB, and pyvenv.cfg) that name a needle."""
+    hits = []
+    for path in folder.rglob("*"):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
+            continue
+        if path.suffix in (".pyc", ".so") or "easybuild" in path.relative_to(folder).parts[:1]:
+            continue  # EasyBuild's own logs and copies name the build paths, by design
+        text = path.read_bytes()
+        hits += [str(path) for needle in needles if needle.encode() in text]
+    return hits
+
+
+def test_modules_stand_alone_after_the_clone_is_deleted(eb_site, good_install, tool_module,
+                                                        tmp_path):
+    # runs last in this file: the clone copy the modules were built from goes away
+    assert good_install.returncode == 0 and tool_module.returncode == 0
+    shutil.rmtree(eb_site.clone)
+    roots = [eb_site.installdir("PyTorch", VERSION), eb_site.installdir("eb_torchperf", "0.1.0")]
+    for root in roots:
+        home = re.search(r"^home = (.*)$", (root / "pyvenv.cfg").read_text(), re.M).group(1)
+        assert os.path.realpath(home) != os.path.realpath(os.path.dirname(sys.executable))
+    needles = [str(eb_site.clone), str(TORCH_EC.parents[1]), sys.prefix]
+    assert [hit for root in roots for hit in _references_to(root, needles)] == []
+    script = ('unset PYTHONPATH EB_PYTHON && module load PyTorch/%s eb_torchperf && cd "$1" && '
+              'python-torch-wheel -c "import torch; print(torch.__file__)" && eb --version && '
+              'eb-torchperf audit --python python3 --reference none --only dispatch --pairs 1 '
+              '--quiet --format md --out audit.json' % VERSION)
+    proc = eb_site.shell("modules after the clone is gone", script, str(tmp_path),
+                         PATH="/usr/local/bin:/usr/bin:/bin")
+    assert proc.returncode in (0, 1), proc.stdout[-3000:]
+    assert proc.stdout.splitlines()[0].startswith(str(roots[0]) + os.sep), proc.stdout
+    assert "This is EasyBuild 5.4.1" in proc.stdout
+    results = _read_json(tmp_path / "audit.json")
+    assert results["target"]["facts"]["torch"]["file"].startswith(str(roots[0]) + os.sep)
