@@ -167,9 +167,14 @@ def _lint(ec, policy, log):
 
 
 def _target_python(self, policy):
-    """EB_TORCHPERF_PYTHON, else the PythonPackage easyblock's `python_cmd` (set by its
-    sanity check), else $EBROOTPYTHON/bin/python or python3 of the loaded environment."""
-    return default_target_python(policy, [getattr(self, "python_cmd", None)])
+    """EB_TORCHPERF_PYTHON, else the installation's own interpreter when it is a venv
+    (`<installdir>/bin/python` beside a pyvenv.cfg, as easyconfigs/PyTorch-*-wheel.eb
+    makes), else the PythonPackage easyblock's `python_cmd` (set by its sanity check),
+    else $EBROOTPYTHON/bin/python or python3 of the loaded environment."""
+    own = os.path.join(self.installdir, "bin", "python")
+    if not os.path.isfile(os.path.join(self.installdir, "pyvenv.cfg")):
+        own = None
+    return default_target_python(policy, [own, getattr(self, "python_cmd", None)])
 
 
 def _out_dirs(self, policy):
