@@ -28,11 +28,11 @@ set_blas_alternatives() {
 }
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "setup: installing Debian packages (python3-torch, BLAS providers, Lmod)" >&2
+    echo "setup: installing Debian packages (python3-torch, BLAS providers, Lmod, python3-venv)" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends python3-torch python3-torchvision libblas3 liblapack3 \
-        libopenblas0-pthread chromium lmod postgresql bubblewrap gcc libc6-dev >/dev/null
+        libopenblas0-pthread chromium lmod postgresql bubblewrap gcc libc6-dev python3-venv >/dev/null
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
     set_blas_alternatives "$arch"
 else
