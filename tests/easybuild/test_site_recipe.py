@@ -50,7 +50,9 @@ def recipe_run(tmp_path_factory):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("EB_TORCHPERF_", "EASYBUILD_", "PYTHONPATH", "MODULEPATH"))}
     # "put that Python first": the Python with EasyBuild and eb_torchperf (this venv)
+    # EB_VENV: the recipe's venv is this test's (it has EasyBuild and eb_torchperf)
     env.update(SITE=str(root / "site"), EB_TORCHPERF_SRC=str(REPO),
+               EB_VENV=os.path.dirname(os.path.dirname(sys.executable)),
                EB_TORCHPERF_CACHE=str(root / "cache"), EB_PYTHON=sys.executable,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     proc = subprocess.run(["bash", "-c", script], cwd=str(root), env=env, text=True,
