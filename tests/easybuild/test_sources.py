@@ -5,6 +5,7 @@ import os
 import pytest
 
 from eb_torchperf.cli.dispatch import main
+from eb_torchperf.errors import ConfigError
 
 from ebsite import TORCH_EC
 
@@ -55,3 +56,11 @@ def test_an_unreadable_easyconfig_is_one_line_not_a_crash(tmp_path, capsys, cont
     assert main(["sources", str(bad), str(tmp_path / "src"), "--list"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot parse %s" % bad in err and "Traceback" not in err
+
+
+def test_sdists_and_wheels_name_their_requirement():
+    from eb_torchperf.easybuild.sources import wheel_requirement
+    assert wheel_requirement("easybuild_framework-5.4.1.tar.gz") == "easybuild_framework==5.4.1"
+    assert wheel_requirement("six-1.17.0-py2.py3-none-any.whl") == "six==1.17.0"
+    with pytest.raises(ConfigError, match="is not a wheel or sdist"):
+        wheel_requirement("notes.txt")
