@@ -21,6 +21,7 @@ an EasyBuildError (fail mode); they never crash EasyBuild.  Helpers start with `
 never end in `_hook`.
 """
 
+import glob
 import os
 import sys
 
@@ -168,13 +169,17 @@ def _lint(ec, policy, log):
 
 def _target_python(self, policy):
     """EB_TORCHPERF_PYTHON, else the installation's own interpreter when it is a venv
-    (`<installdir>/bin/python` beside a pyvenv.cfg, as easyconfigs/PyTorch-*-wheel.eb
-    makes), else the PythonPackage easyblock's `python_cmd` (set by its sanity check),
-    else $EBROOTPYTHON/bin/python or python3 of the loaded environment."""
-    own = os.path.join(self.installdir, "bin", "python")
-    if not os.path.isfile(os.path.join(self.installdir, "pyvenv.cfg")):
-        own = None
-    return default_target_python(policy, [own, getattr(self, "python_cmd", None)])
+    (`bin/python`, `bin/python3` or `bin/python-*` beside a pyvenv.cfg, as
+    easyconfigs/PyTorch-*-wheel.eb makes), else the PythonPackage easyblock's `python_cmd`
+    (set by its sanity check), else $EBROOTPYTHON/bin/python or python3 of the loaded
+    environment."""
+    own = []
+    if os.path.isfile(os.path.join(self.installdir, "pyvenv.cfg")):
+        bindir = os.path.join(self.installdir, "bin")
+        own = [os.path.join(bindir, name) for name in ("python", "python3")]
+        own += sorted(glob.glob(os.path.join(bindir, "python-*")))
+        own = [path for path in own if os.path.isfile(path)][:1]
+    return default_target_python(policy, own + [getattr(self, "python_cmd", None)])
 
 
 def _out_dirs(self, policy):

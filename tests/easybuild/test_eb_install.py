@@ -206,7 +206,8 @@ def test_modules_stand_alone_after_the_clone_is_deleted(eb_site, good_install, t
     assert [hit for root in roots for hit in _references_to(root, needles)] == []
     script = ('unset PYTHONPATH EB_PYTHON && module load PyTorch/%s eb_torchperf && cd "$1" && '
               'python-torch-wheel -c "import torch; print(torch.__file__)" && eb --version && '
-              'eb-torchperf audit --python python3 --reference none --only dispatch --pairs 1 '
+              'eb-torchperf audit --python python-torch-wheel --reference none --only dispatch '
+              '--pairs 1 '
               '--quiet --format md --out audit.json' % VERSION)
     proc = eb_site.shell("modules after the clone is gone", script, str(tmp_path),
                          PATH="/usr/local/bin:/usr/bin:/bin")
