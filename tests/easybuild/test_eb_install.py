@@ -181,12 +181,14 @@ def test_tool_module_and_sanity_check_command(eb_site, good_install, tool_module
 
 
 def _references_to(folder, needles):
-    """Files under `folder` (text files up to 1 MB, and pyvenv.cfg) that name a needle."""
+    """Files under `folder` (text files up to 1 MB; pyvenv.cfg's `home` is checked apart,
+    its `command` line names the creator) that name a needle."""
     hits = []
     for path in folder.rglob("*"):
         if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
             continue
-        if path.suffix in (".pyc", ".so") or "easybuild" in path.relative_to(folder).parts[:1]:
+        if path.suffix in (".pyc", ".so") or path.name == "pyvenv.cfg" or \
+                "easybuild" in path.relative_to(folder).parts[:1]:
             continue  # EasyBuild's own logs and copies name the build paths, by design
         text = path.read_bytes()
         hits += [str(path) for needle in needles if needle.encode() in text]
