@@ -20,14 +20,16 @@ import argparse
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # model_prediction
+
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.workflows.explain import explain_path, load_explain
 from eb_torchperf.records.measurements import load_results
-from eb_torchperf.analysis.model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all
+from model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all  # noqa: E402
 from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
 from eb_torchperf.analysis.model_rows import is_model, split
-from eb_torchperf.diagnosis.pooling import mismatch, profiles_mismatch, same_audit
+from eb_torchperf.diagnosis.pooling import mismatch, profiles_mismatch, same_audit  # noqa: E402
 from eb_torchperf.analysis.stats import geometric_mean
 
 

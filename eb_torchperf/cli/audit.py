@@ -47,7 +47,6 @@ from eb_torchperf.workflows.request import (DEFAULT_OUT_DIR, ENV_NAME,  # noqa: 
                                             AuditRequest, ExplainOptions, check_writable,
                                             default_out_path, parse_env)
 from eb_torchperf.present.formats import parse_formats
-from eb_torchperf.analysis.model_rows import split
 from eb_torchperf.cli.report import add_common_arguments, print_outcome
 from eb_torchperf.present.terminal import (AuditProgress, config_table, make_console,
                                            models_table, ops_table)
@@ -68,6 +67,13 @@ def only_help() -> str:
 
 def add_audit_arguments(parser) -> None:
     """The options of an audit run, shared with `explain` (its baseline audit)."""
+    _add_side_arguments(parser)
+    _add_run_arguments(parser)
+
+
+def _add_side_arguments(parser) -> None:
+    """What is audited against what: the two interpreters, the benchmarks, each side's
+    environment."""
     parser.add_argument("--python", default="python3", metavar="TARGET",
                         help="interpreter whose torch is audited (default: python3 on PATH)")
     parser.add_argument("--reference", default="wheel", metavar="REF",
@@ -97,6 +103,10 @@ def add_audit_arguments(parser) -> None:
                              "torch/__init__.py or build fingerprint); otherwise such an "
                              "audit stops before measuring (exit 2). Implied by "
                              "--target-env (one build, two environments)")
+
+
+def _add_run_arguments(parser) -> None:
+    """How the audit runs and where its results go."""
     parser.add_argument("--pairs", type=int,
                         help="fresh worker pairs, exactly (default by suite: 3, then extra "
                              "pairs for the rows whose interval is wider than ±5 %% while "
@@ -221,22 +231,22 @@ def run(args) -> int:
             if not folder_existed:  # nor an empty reports/ folder after a usage error
                 with contextlib.suppress(OSError):
                     claimed.parent.rmdir()
-    result, comparisons = outcome.result, outcome.comparisons
+    result, analysis = outcome.result, outcome.analysis
     if result.target is not None:
         out.print(config_table(config_rows(result.target, result.reference),
                                result.reference is not None))
-    models = models_table(comparisons)
+    models = models_table(analysis)
     if models is not None:
         out.print(models)
-    if comparisons:
-        shown = split(comparisons)[1] if models is not None else comparisons
-        if shown:
-            out.print(ops_table(shown, result.reference is not None))
+    shown, geo = ((analysis.micro, analysis.geomeans.get("micro")) if models is not None
+                  else (analysis.comparisons, analysis.geomeans.get("all")))
+    if shown:
+        out.print(ops_table(shown, result.reference is not None, geo))
     if outcome.explained is not None:
         print_explain(out, outcome.explained)
     for line in skip_lines(result.skipped):
         out.print(line, highlight=False, markup=False)
-    print_outcome(out, result, comparisons, outcome.written)
+    print_outcome(out, result, analysis, outcome.written)
     out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
               markup=False)
     store(args, outcome)

@@ -26,10 +26,11 @@ def run(args) -> int:
         args.before, args.after, args.out_dir, parse_formats(args.format), args.fail_on,
         args.stem)
     console = make_console()
-    console.print(ops_table(outcome.comparisons, True, intervals=False))
+    console.print(ops_table(outcome.comparisons, True, outcome.analysis.geomeans.get("all"),
+                            intervals=False))
     console.print(note, highlight=False, markup=False)
     console.print("What differs, A → B:", highlight=False)
     for line in differences:
         console.print("  " + line, highlight=False, soft_wrap=True, markup=False)
-    print_outcome(console, outcome.result, outcome.comparisons, outcome.written)
+    print_outcome(console, outcome.result, outcome.analysis, outcome.written)
     return outcome.status

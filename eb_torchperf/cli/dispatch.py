@@ -16,11 +16,10 @@ import traceback
 from eb_torchperf import __version__
 from eb_torchperf.present import escape
 from eb_torchperf.errors import TorchPerfError
-
-#: Exit statuses; see EPILOG.
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-#: stdout closed by its reader (`| head -1`): 128 + SIGPIPE, as `cat` or `grep` end.
-EXIT_PIPE = 141
+#: Exit statuses (their one home: records.findings); see EPILOG.
+from eb_torchperf.records.findings import (  # noqa: F401  (re-exported)
+    EXIT_ERROR as EXIT_INPUT, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
+    EXIT_PIPE)
 
 #: name -> (module, one-line help).  Order is the order of `--help`.
 COMMANDS = {

@@ -84,10 +84,11 @@ def run(args) -> int:
     err, out = make_console(stderr=True), make_console()
     outcome = pipeline.run(request_of(args, formats), audit_cli.display_of(err, args.quiet))
     baseline, explained = outcome.result, outcome.explained
-    out.print(ops_table(outcome.comparisons, baseline.reference is not None))
+    out.print(ops_table(outcome.comparisons, baseline.reference is not None,
+                        outcome.analysis.geomeans.get("all")))
     if explained is not None:
         print_explain(out, explained)
-    print_outcome(out, baseline, outcome.comparisons, outcome.written)
+    print_outcome(out, baseline, outcome.analysis, outcome.written)
     if explained is not None:
         out.print("results: %s\nexplain: %s  (baseline %.0f s, profiles %.0f s, trials %.0f s)"
                   % (outcome.results_path, outcome.explain_path, baseline.wall_s,

@@ -37,7 +37,7 @@ from eb_torchperf.fleet.plan import (AuditSpec, FleetManifest, SbatchOptions, ba
                                      load_manifest, plan_jobs, utc_now)
 from eb_torchperf.records import safe_write
 from eb_torchperf.measure.reference import is_wheel_spec, resolve_interpreter, resolve_reference
-from eb_torchperf.records.findings import exit_status
+from eb_torchperf.records.findings import EXIT_INTERRUPTED, FAIL_LEVELS, exit_status
 
 DEFAULT_DEADLINE_S = 3600.0
 REPORT_NAME = "fleet.md"
@@ -99,7 +99,7 @@ def _fleet_arguments(fleet) -> None:
     fleet.add_argument("--launcher", metavar="COMMAND",
                        help="how the nodes run eb-torchperf (default: this interpreter, "
                             "-m eb_torchperf.cli)")
-    fleet.add_argument("--fail-on", choices=("warning", "error", "never"), default="error",
+    fleet.add_argument("--fail-on", choices=FAIL_LEVELS, default="error",
                        help="exit 1 when a job has a finding at or above this severity "
                             "(default: error; a failed or unfinished job always exits 2)")
 
@@ -208,5 +208,5 @@ def run(args) -> int:
     except KeyboardInterrupt:
         log("interrupted; the jobs keep running. Render later with: eb-torchperf fleet "
             "--render %s" % manifest.directory)
-        return 130
+        return EXIT_INTERRUPTED
     return report(manifest, out, args.fail_on)

@@ -8,18 +8,18 @@ Exit status: 0, or 1 when a GPU finding is at or above --fail-on; 2 for a malfor
 results file (one line names the first bad field) or an unwritable --markdown.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List
 
 from rich.table import Table
 
 from eb_torchperf.present.terminal import PipeConsole
-from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.present import escape
 from eb_torchperf.records import safe_write
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.findings import Finding, exit_status
-from eb_torchperf.diagnosis.peak import gpu_peak_for
-from eb_torchperf.present.gpusummary import (dispatch_rows, device_name, gemm_rows, gpu_config_rows,
-                         rate_rows)
+from eb_torchperf.present.findings_view import finding_view
+from eb_torchperf.present.terminal import format_ratio, print_finding
+from eb_torchperf.present.gpusummary import dispatch_rows, gemm_rows, gpu_config_rows, rate_rows
 from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.measurements import AuditResult, load_results
 from eb_torchperf.cli.report import FAIL_LEVELS
@@ -35,52 +35,41 @@ def add_arguments(parser) -> None:
                              "error; as in audit and report)")
 
 
-def analyse(result: AuditResult) -> Tuple[Tuple[Comparison, ...], List[Finding]]:
-    """(comparisons, the findings of the GPU rules, most severe first): the pipeline's
-    analysis step restricted to eb_torchperf.diagnosis.rules.gpu."""
-    comparisons, findings = pipeline.analyse(result, rules=gpu_rules.RULES)
-    return comparisons, list(findings)
+def analyse(result: AuditResult) -> Analysis:
+    """The pipeline's analysis step restricted to eb_torchperf.diagnosis.rules.gpu
+    (findings most severe first)."""
+    return pipeline.analyse(result, rules=gpu_rules.RULES)
 
 
 def gpu_findings(result: AuditResult) -> List[Finding]:
     """Every finding of the GPU rules for `result`, most severe first."""
-    return analyse(result)[1]
-
-
-def _evidence(value) -> str:
-    """An evidence value for display (present/units.evidence_text)."""
-    from eb_torchperf.present.units import evidence_text
-    return evidence_text(value)
+    return list(analyse(result).findings)
 
 
 def _pct(value) -> str:
-    return "—" if value is None else "%.1f %%" % (100 * value)
+    return format_ratio(value) or "—"
 
 
 def _num(value, digits=1) -> str:
     return "—" if value is None else "%.*f" % (digits, value)
 
 
-def tables(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None
-           ) -> List[tuple]:
+def tables(result: AuditResult, analysis: Analysis) -> List[tuple]:
     """(title, header, rows of strings) for each GPU table of `result`.
 
     Args:
-        comparisons: analysis.compare(result), computed when None.
+        analysis: the pipeline's analysis of `result` (analyse).
     """
-    if comparisons is None:
-        comparisons = pipeline.analyse(result, rules=())[0]
-    name = device_name(result.target)
-    peak = gpu_peak_for(name)
+    name, peak = analysis.gpu["device"], analysis.gpu["peak"]
     with_ref = result.reference is not None
     config = [(r.label, r.target) + ((r.reference,) if with_ref else ())
               for r in gpu_config_rows(result.target, result.reference)]
     gemm = [(g.label, _num(g.tflops), _num(g.burst_tflops), _num(g.peak_tflops),
-             _pct(g.of_peak), _pct(g.of_best)) for g in gemm_rows(comparisons, name)]
+             _pct(g.of_peak), _pct(g.of_best)) for g in gemm_rows(analysis)]
     dispatch = [(d.label, d.side, _num(d.cpu_us), _num(d.gpu_us), _num(d.wall_us),
-                 _num(d.ratio, 2), d.bound) for d in dispatch_rows(comparisons)]
+                 _num(d.ratio, 2), d.bound) for d in dispatch_rows(analysis)]
     rates = [(r.label, r.unit, _num(r.target, 2), _num(r.reference, 2))
-             for r in rate_rows(comparisons)]
+             for r in rate_rows(analysis)]
     return [
         ("GPU configuration", ("setting", "target") + (("reference",) if with_ref else ()),
          config),
@@ -93,11 +82,10 @@ def tables(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = No
     ]
 
 
-def markdown(result: AuditResult, findings: List[Finding],
-             shown: Optional[List[tuple]] = None) -> str:
-    """The GPU tables (`tables(result)` when None) and findings as GitHub Markdown."""
+def markdown(findings: List[Finding], shown: List[tuple]) -> str:
+    """The GPU tables (`tables`) and findings as GitHub Markdown."""
     lines = []
-    for title, header, rows in (tables(result) if shown is None else shown):
+    for title, header, rows in shown:
         if not rows:
             continue
         lines += ["### " + escape.markdown_text(title), "",
@@ -107,9 +95,11 @@ def markdown(result: AuditResult, findings: List[Finding],
                   for row in rows] + [""]
     lines += ["### GPU findings", ""]
     for f in findings:
-        evidence = "; ".join("%s = %s" % (k, _evidence(v)) for k, v in f.evidence.items())
-        texts = tuple(map(escape.markdown_text, (f.rule_id, f.severity, f.title, evidence)))
-        lines.append("- **%s** (%s): %s. Evidence: %s. Source: %s"
+        view = finding_view(f)
+        evidence = "; ".join("%s = %s" % (e["name"], e["value"]) for e in view["facts"])
+        texts = tuple(map(escape.markdown_text, (f.rule_id, f.severity, f.title, evidence,
+                                                 view["remedy"])))
+        lines.append("- **%s** (%s): %s. Evidence: %s. Remedy: %s Source: %s"
                      % (texts + (escape.markdown_link(f.source),)))
     if not findings:
         lines.append("none")
@@ -142,8 +132,9 @@ def run(args) -> int:
                                                     "no GPU facts"), highlight=False)
         return 0
     try:
-        comparisons, findings = analyse(result)
-        shown = tables(result, comparisons)
+        analysis = analyse(result)
+        findings = list(analysis.findings)
+        shown = tables(result, analysis)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         # hand-edited or foreign files: a value of the wrong type deep in the facts
         raise SchemaError("%s: malformed GPU facts or results (%s: %s)"
@@ -161,13 +152,9 @@ def run(args) -> int:
             table.add_row(*map(escape.rich_text, row))
         out.print(table)
     for f in findings:
-        out.print("[bold]%s[/bold] %s: %s" % tuple(
-            map(escape.rich_text, (f.severity.upper(), f.rule_id, f.title))))
-        for key, value in f.evidence.items():
-            out.print("    %s: %s" % (key, _evidence(value)), highlight=False)
-        out.print("    advice: %s\n    source: %s" % (f.advice, f.source), highlight=False)
+        print_finding(out, f)
     if not findings:
         out.print("GPU findings: none", highlight=False)
     if args.markdown:
-        safe_write.write_text(args.markdown, markdown(result, findings, shown))
+        safe_write.write_text(args.markdown, markdown(findings, shown))
     return exit_status(findings, args.fail_on)

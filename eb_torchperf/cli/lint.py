@@ -33,7 +33,7 @@ import sys
 
 from eb_torchperf.present import escape
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.findings import SEVERITIES
+from eb_torchperf.records.findings import FAIL_LEVELS
 from eb_torchperf.lint.api import (DEFAULT_PATTERN, collection_easyconfigs, exit_status_for,
                                    lint_paths)
 from eb_torchperf.lint.options import (ENV_HETEROGENEOUS, ENV_SITE_GPUS, KNOWN_ARCHS,
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "installed for this Python (found through its package files)")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="output format (default: text)")
-    parser.add_argument("--fail-on", choices=SEVERITIES + ("never",), default="error",
+    parser.add_argument("--fail-on", choices=FAIL_LEVELS, default="error",
                         help="exit 1 when a finding has this severity or higher (default: error)")
     parser.add_argument("--arch", choices=KNOWN_ARCHS, default=None,
                         help="target CPU architecture (default: this host, %s)" % host_arch())

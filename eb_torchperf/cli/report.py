@@ -13,7 +13,7 @@ from eb_torchperf.workflows.request import AuditRequest
 from eb_torchperf.present.formats import parse_formats
 from eb_torchperf.present.terminal import differences_table, make_console, print_findings
 
-FAIL_LEVELS = ("warning", "error", "never")
+from eb_torchperf.records.findings import FAIL_LEVELS  # noqa: E402,F401  (re-exported)
 
 
 def add_common_arguments(parser, default_formats: str = "html,md") -> None:
@@ -33,13 +33,12 @@ def add_arguments(parser) -> None:
                         help="where to write the reports (default: next to RESULTS.json)")
 
 
-def print_outcome(console: Console, result, comparisons, written: dict) -> None:
-    """Differences of the two sides, findings, the one-line verdict, the report paths."""
+def print_outcome(console: Console, result, analysis, written: dict) -> None:
+    """Differences of the two sides, findings, the one-line verdict, the report paths
+    (all from `analysis`, the pipeline's records.analysis.Analysis)."""
     from eb_torchperf.present.report.render import verdict  # pandas: once there is a result
-    from eb_torchperf.diagnosis.differences import differences
     from eb_torchperf.present.report.differences_view import differences_rows
-    diffs = differences_rows(differences(result.target, result.reference),
-                             [f.rule_id for f in result.findings])
+    diffs = differences_rows(analysis.differences, [f.rule_id for f in result.findings])
     if diffs:
         console.print(differences_table(diffs))
     from eb_torchperf.present.host_view import host_rows, host_table, isolation_notes
@@ -48,7 +47,7 @@ def print_outcome(console: Console, result, comparisons, written: dict) -> None:
         console.print(host)
     console.rule("Findings")
     print_findings(console, result.findings)
-    console.print(verdict(result, comparisons)["text"], highlight=False, markup=False)
+    console.print(verdict(analysis)["text"], highlight=False, markup=False)
     for fmt, path in written.items():
         console.print("%s report: %s" % (fmt, path), highlight=False, markup=False)
 
@@ -60,5 +59,5 @@ def run(args) -> int:
                            formats=formats, fail_on=args.fail_on)
     outcome = pipeline.run(request, pipeline.Display(
         log=lambda msg: err.print(msg, highlight=False, soft_wrap=True, markup=False)))
-    print_outcome(make_console(), outcome.result, outcome.comparisons, outcome.written)
+    print_outcome(make_console(), outcome.result, outcome.analysis, outcome.written)
     return outcome.status

@@ -19,6 +19,7 @@ finding at the fail level, relative OPS below the minimum, or an incomplete audi
 Options override the EB_TORCHPERF_* variables listed below.
 """
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -26,8 +27,10 @@ import sys
 from eb_torchperf.cli.audit import only_help
 from eb_torchperf.records.findings import sort_findings
 from eb_torchperf.workflows.sitecheck import run_check
-from eb_torchperf.diagnosis.sitepolicy import (FAIL_LEVELS, MODES, default_target_python, env_diff, finding_line,
-                         parse_percent, policy_from_env, variables_help, without_root)
+from eb_torchperf.diagnosis.sitepolicy import (FAIL_LEVELS, MODES, default_target_python,
+                                               parse_percent, policy_from_env, variables_help)
+from eb_torchperf.measure.environ import env_diff, without_root
+from eb_torchperf.present.site_verdict import finding_line
 from eb_torchperf.probe.registry import SUITES
 
 #: Where reports go inside an installation ($EBROOTPYTORCH), as with the hook.
@@ -49,7 +52,12 @@ def add_arguments(parser) -> None:
                              "EB_TORCHPERF_MODE says otherwise); warn: report only")
     parser.add_argument("--min-relative-ops", metavar="PERCENT",
                         help="fail below this geometric mean of relative OPS, e.g. 80")
-    parser.add_argument("--fail-level", choices=FAIL_LEVELS)
+    parser.add_argument("--fail-on", dest="fail_level", choices=FAIL_LEVELS,
+                        help="fail on a finding at or above this severity "
+                             "(default: $EB_TORCHPERF_FAIL_LEVEL, else error)")
+    # the spelling of earlier releases, kept working but no longer shown
+    parser.add_argument("--fail-level", dest="fail_level", choices=FAIL_LEVELS,
+                        help=argparse.SUPPRESS)
     parser.add_argument("--installdir", default=os.environ.get("EBROOTPYTORCH"),
                         help="installation whose torch must be the audited one "
                              "(default: $EBROOTPYTORCH)")

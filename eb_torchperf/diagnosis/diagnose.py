@@ -10,10 +10,9 @@ import dataclasses
 import importlib
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.records.findings import Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.diagnosis.differences import differences
 from eb_torchperf.diagnosis.rules.scope import scope_names
 from eb_torchperf.diagnosis.rules.unexplained import unexplained_slowdown
 from eb_torchperf.diagnosis.packaging_advice import advise, install_kind
@@ -46,15 +45,17 @@ def load_rules(modules: Sequence[str] = RULE_MODULES) -> List[Callable]:
 
 def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
              rules: Optional[Sequence[Callable]] = None,
-             unexplained_step: bool = False) -> Tuple[Finding, ...]:
+             unexplained_step: bool = False, diffs: Sequence = ()) -> Tuple[Finding, ...]:
     """Run every rule over one audit.
 
     Args:
         result: the audit (target probe required for findings; None gives none).
-        comparisons: `compare.compare(result)`, computed when None.
+        comparisons: the pipeline's comparisons of `result` (workflows.analyse).
         rules: rule functions (default: load_rules()).
         unexplained_step: run the final unexplained-slowdown step also with explicit
             `rules` (it always runs with the default rules).
+        diffs: the differences of the two sides (diagnosis.differences.differences),
+            the unexplained slowdown's candidates.
 
     Returns:
         Findings, most severe first (findings.sort_findings); a finding without a
@@ -67,7 +68,7 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
     """
     if result.target is None:
         return ()
-    comparisons = list(compare(result) if comparisons is None else comparisons)
+    comparisons = list(comparisons or ())
     kind = install_kind(result.target)
     found = []
     for rule in (load_rules() if rules is None else rules):
@@ -78,13 +79,7 @@ def diagnose(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = 
                 finding = dataclasses.replace(finding, affects=scope_names(rule.affects))
             found.append(advise(finding, kind))
     if rules is None or unexplained_step:
-        for finding in unexplained_slowdown(result, comparisons, found,
-                                            differences(result.target, result.reference)):
+        for finding in unexplained_slowdown(result, comparisons, found, diffs):
             found.append(dataclasses.replace(finding, subject=result.target.python))
     return sort_findings(found)
 
-
-def with_findings(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
-                  rules: Optional[Sequence[Callable]] = None) -> AuditResult:
-    """A copy of `result` whose `findings` are `diagnose(result, ...)`."""
-    return dataclasses.replace(result, findings=diagnose(result, comparisons, rules))

@@ -14,7 +14,7 @@ needed first.
 import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
-from eb_torchperf.diagnosis.differences import differences
+from eb_torchperf.diagnosis.differences import Difference
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.diagnosis.remedies import Trial
@@ -47,9 +47,14 @@ def trial_benches(finding: Finding, measured: Sequence[str]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in names if n in measured))
 
 
-def plan_difference_trials(baseline: AuditResult, findings: Sequence[Finding] = None
+def plan_difference_trials(baseline: AuditResult, diffs: Sequence[Difference],
+                           findings: Sequence[Finding] = None
                            ) -> Tuple[List[Trial], List[dict]]:
     """Trials for the changeable differences of an audit with an unexplained slowdown.
+
+    Args:
+        baseline: the audit (its findings unless `findings` is given).
+        diffs: its differences (records.analysis.Analysis.differences).
 
     Returns:
         (trials, skipped): skipped holds {remedy_id, rule_id, reason} for differences
@@ -61,7 +66,7 @@ def plan_difference_trials(baseline: AuditResult, findings: Sequence[Finding] = 
     measured = sorted({r.bench for r in baseline.results})
     benches = trial_benches(finding, measured)
     trials, skipped = [], []
-    for diff in differences(baseline.target, baseline.reference):
+    for diff in diffs:
         if not diff.changeable:
             skipped.append({"remedy_id": PREFIX + diff.key, "rule_id": UNEXPLAINED,
                             "reason": "cannot be changed at run time: " + diff.how})

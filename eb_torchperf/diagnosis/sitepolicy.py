@@ -2,10 +2,10 @@
 
 The policy comes from `EB_TORCHPERF_*` environment variables, because EasyBuild
 hooks cannot add `eb` options; `POLICY_VARIABLES` is the one table of them (name,
-default, meaning) that the README, `--help` and the parser all use.  `judge` turns
-one audit into a verdict (diagnosis.verdict.assess under the policy's fail level and
-minimum, with its one-line summary): "fail" when a finding reaches the fail level,
-the geometric mean of relative OPS is below the minimum, or the audit could not finish.
+default, meaning) that the README, `--help` and the parser all use.  The policy's
+reading of an audit (present.site_verdict.judge) and the isolation of the audited
+interpreters from the installing environment (measure.environ) live apart, one job
+each.
 
 No EasyBuild import here: this module is shared by the hook and the CLI.
 """
@@ -13,18 +13,18 @@ No EasyBuild import here: this module is shared by the hook and the CLI.
 import dataclasses
 import os
 import shutil
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Mapping, Optional, Sequence, Tuple
 
-from eb_torchperf.analysis.compare import Comparison
-from eb_torchperf.diagnosis.verdict import assess
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.findings import Finding
-from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.measure.environ import (  # noqa: F401  (re-exported: hooks file API)
+    env_diff, own_site_overrides, without_root)
+from eb_torchperf.records.findings import FAIL_LEVELS as FINDING_FAIL_LEVELS, NEVER
 from eb_torchperf.probe.registry import SUITES
 
 MODES = ("off", "warn", "fail")
-#: Levels a site may fail on ("info" would fail every build that has a note).
-FAIL_LEVELS = ("warning", "error")
+#: Levels a site may fail on, of records.findings.FAIL_LEVELS: not "info" (it would fail
+#: every build that has a note) nor "never" (that is EB_TORCHPERF_MODE=warn).
+FAIL_LEVELS = tuple(level for level in FINDING_FAIL_LEVELS if level not in ("info", NEVER))
 #: Upper bound of EB_TORCHPERF_MIN_RELATIVE_OPS, percent: above it the variable is a typo.
 MAX_MIN_RELATIVE_OPS_PCT = 10000.0
 
@@ -200,151 +200,16 @@ def variables_help(defaults: Optional[Mapping[str, str]] = None) -> str:
     return "\n".join(lines)
 
 
-@dataclasses.dataclass(frozen=True)
-class Verdict:
-    """The judgement of one audit under a Policy.
-
-    Attributes:
-        status: "ok" (nothing at warning or above), "warning" (findings at warning or
-            above but below the fail level) or "fail".
-        geomean_relative_ops: geometric mean of relative OPS (1.0 = reference), None
-            without a reference.
-        blocking: findings at or above the fail level, most severe first.
-        below_minimum: the geometric mean is below the policy's minimum.
-        problem: why the audit is incomplete ("" when it completed).
-        summary: one line for logs: status, the first reasons, the geometric mean.
-    """
-
-    status: str
-    geomean_relative_ops: Optional[float]
-    blocking: Tuple[Finding, ...]
-    below_minimum: bool
-    problem: str
-    summary: str
-
-    def to_json(self) -> dict:
-        """JSON-ready dict (findings as Finding.to_json)."""
-        data = dataclasses.asdict(self)
-        data["blocking"] = [f.to_json() for f in self.blocking]
-        return data
-
-
-def finding_line(finding: Finding) -> str:
-    """`[severity] rule-id: title` — how a finding appears in one-line summaries."""
-    return "[%s] %s: %s" % (finding.severity, finding.rule_id, finding.title)
-
-
-def _summary(status: str, geomean, policy: Policy, blocking, below, problem, warnings,
-             inconclusive: int = 0) -> str:
-    parts = []
-    if problem:
-        parts.append("audit incomplete: %s" % problem)
-    if blocking:
-        more = " (+%d more)" % (len(blocking) - 1) if len(blocking) > 1 else ""
-        parts.append(finding_line(blocking[0]) + more)
-    elif warnings:
-        parts.append("%d finding(s) below the fail level, first %s"
-                     % (len(warnings), finding_line(warnings[0])))
-    if geomean is not None:
-        minimum = (" (minimum %.0f %%)" % (policy.min_relative_ops * 100)
-                   if policy.min_relative_ops is not None else "")
-        parts.append("geomean relative OPS %.0f %% of reference%s%s"
-                     % (geomean * 100, minimum, ", BELOW MINIMUM" if below else ""))
-    elif inconclusive:
-        parts.append("relative OPS inconclusive (%d row%s; more pairs: EB_TORCHPERF_PAIRS)%s"
-                     % (inconclusive, "" if inconclusive == 1 else "s",
-                        ", minimum not shown, BELOW MINIMUM" if below else ""))
-    else:
-        parts.append("no relative OPS (no reference measured)")
-    label = {"ok": "clean", "warning": "WARNING", "fail": "FAIL"}[status]
-    if status == "ok" and geomean is None and inconclusive:
-        label = "UNDECIDED"  # never "clean" when no row decided (issue 26)
-    return "%s: %s" % (label, "; ".join(parts))
-
-
-def judge(result: AuditResult, comparisons: Sequence[Comparison], policy: Policy) -> Verdict:
-    """Judge an audit: its findings, relative OPS and completeness against `policy`.
-
-    Args:
-        result: the audit, with findings already attached (may be none).
-        comparisons: `compare.compare(result)`.
-        policy: fail level and minimum relative OPS.
-    """
-    judged = assess(result, comparisons, policy.fail_level, policy.min_relative_ops)
-    problem = "" if judged.complete else (judged.problem or "the audit stopped early")
-    status = judged.status
-    if policy.mode == "fail" and result.reference is not None and judged.decided == 0:
-        # an audit that could not decide has not shown the build is fine (issue 26)
-        status = "fail"
-        problem = problem or "no row decided (busy host or too few pairs): not shown"
-    return Verdict(status, judged.geomean, judged.blocking, judged.below_minimum,
-                   problem, _summary(status, judged.geomean, policy, judged.blocking,
-                                     judged.below_minimum, problem, judged.warnings,
-                                     judged.inconclusive))
-
-
 #: Rules whose findings stop an installation in warn mode too (mode "off" runs no
 #: audit): a build that computes wrong results must not be installed silently
 #: (issue 30); a reduced precision only warns.
 ALWAYS_FAIL_RULES = ("numerics-wrong-result",)
 
 
-def stops_build(verdict: Verdict, policy: Policy) -> bool:
-    """True when the installation must fail: a failing verdict in fail mode, or in any
-    mode a blocking finding of ALWAYS_FAIL_RULES (at or above the fail level)."""
+def stops_build(verdict, policy: Policy) -> bool:
+    """True when the installation must fail: a failing verdict (present.site_verdict
+    .Verdict) in fail mode, or in any mode a blocking finding of ALWAYS_FAIL_RULES (at
+    or above the fail level)."""
     if verdict.status != "fail":
         return False
     return policy.mode == "fail" or any(f.rule_id in ALWAYS_FAIL_RULES for f in verdict.blocking)
-
-
-def own_site_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:
-    """Environment overrides that drop eb_torchperf's own folder from PYTHONPATH.
-
-    When eb_torchperf comes from a module (`module load eb_torchperf`), its folder and
-    dependencies (numpy, pandas) are on PYTHONPATH; the audited interpreters must not
-    import them.  A folder that also holds `torch` is kept.
-
-    Returns:
-        {"PYTHONPATH": rest or None} when something is dropped, else {}.
-    """
-    # this file is eb_torchperf/diagnosis/sitepolicy.py: three levels up is the folder
-    # that holds the eb_torchperf package
-    own = os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))))
-    entries = [e for e in environ.get("PYTHONPATH", "").split(os.pathsep) if e]
-    kept = [e for e in entries if os.path.realpath(e) != own
-            or os.path.isdir(os.path.join(e, "torch"))]
-    if len(kept) == len(entries):
-        return {}
-    return {"PYTHONPATH": os.pathsep.join(kept) or None}
-
-
-def without_root(environ: Mapping[str, str], root: str) -> Dict[str, str]:
-    """A copy of `environ` with every path entry under `root` dropped.
-
-    Variables left empty (e.g. EBROOTPYTORCH=root) are removed: the reference must
-    not import the installation under audit.
-    """
-    prefix = os.path.realpath(root)
-    def inside(entry):
-        real = os.path.realpath(entry) if entry else ""
-        return real == prefix or real.startswith(prefix + os.sep)
-    result = {}
-    for key, value in environ.items():
-        if root not in value:
-            result[key] = value
-            continue
-        kept = [e for e in value.split(os.pathsep) if not inside(e)]
-        if any(kept):
-            result[key] = os.pathsep.join(kept)
-    return result
-
-
-def env_diff(before: Mapping[str, str], after: Mapping[str, str]) -> Dict[str, Optional[str]]:
-    """Overrides that turn `after` back into `before` (None: remove the variable).
-
-    Used to run the reference without the installation's module environment.
-    """
-    keys = set(before) | set(after)
-    return {k: before.get(k) for k in sorted(keys) if before.get(k) != after.get(k)}
-

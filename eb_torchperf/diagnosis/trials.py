@@ -13,7 +13,8 @@ import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis import stats
-from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, compare
+from eb_torchperf.analysis.compare import AA_FLOOR, Comparison
+from eb_torchperf.measure.environ import path_under
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.probe import registry
 from eb_torchperf.diagnosis.families import THREADED_BENCHES
@@ -96,7 +97,7 @@ def plan_trials(target: ProbeResult, host: BlasHost, remedies: Sequence[Remedy] 
 # -- did it take effect? ------------------------------------------------------------------
 
 def _under(path: str, folder: str) -> bool:
-    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
+    return path_under(path, folder)
 
 
 def _check_blas_dir(probe: ProbeResult, folder) -> Tuple[bool, str]:
@@ -289,19 +290,20 @@ def _ratio(c: Comparison) -> Optional[float]:
 
 
 def summarize_trial(trial: Trial, baseline: Sequence[Comparison], audit: AuditResult,
-                    aa_floor: float = AA_FLOOR) -> TrialResult:
+                    after: Sequence[Comparison], aa_floor: float = AA_FLOOR) -> TrialResult:
     """Set the trial's relative OPS against the baseline's and judge it.
 
     Args:
         trial: what was run.
         baseline: comparisons of the baseline audit (the "before").
         audit: the trial's AuditResult (target with the remedy vs the reference).
+        after: the trial's comparisons (workflows.analyse.compare_trial(audit, aa_floor)).
         aa_floor: gains within this fraction count as "no effect".
     """
     families = {name: b.family for name, b in registry.load_suites().items()}
     before = {(c.bench, params_key(c.params)): c for c in baseline}
     rows = []
-    for c in compare(audit, aa_floor):
+    for c in after:
         old = before.get((c.bench, params_key(c.params)))
         rows.append(TrialRow(c.bench, c.params, families.get(c.bench) in GEMM_FAMILIES,
                              _ratio(old) if old else None, _ratio(c), c.ci_low, c.ci_high))

@@ -33,8 +33,9 @@ from eb_torchperf.records.findings import at_or_above, sort_findings
 from eb_torchperf.measure.reference import default_cache_dir
 from eb_torchperf.store.context import from_easyblock
 from eb_torchperf.workflows.sitecheck import run_check
-from eb_torchperf.diagnosis.sitepolicy import (default_target_python, env_diff, finding_line, policy_from_env,
-                         stops_build, without_root)
+from eb_torchperf.diagnosis.sitepolicy import default_target_python, policy_from_env, stops_build
+from eb_torchperf.measure.environ import env_diff, without_root
+from eb_torchperf.present.site_verdict import finding_line
 
 #: `self.name` / `ec.name` of the software this hook looks at.
 SOFTWARE = "PyTorch"

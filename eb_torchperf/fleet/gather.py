@@ -14,7 +14,7 @@ import os
 import re
 from typing import List, Optional, Tuple
 
-from eb_torchperf.analysis.compare import Comparison, compare
+from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.errors import SchemaError
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult, load_results
@@ -88,14 +88,11 @@ def analysed(result: AuditResult) -> Tuple[Tuple[Comparison, ...], Tuple[Finding
     """(comparisons, findings, whether a diagnosis was available) of a gathered audit.
 
     The pipeline's analysis step (workflows.pipeline.analyse): findings stored in the
-    results win; otherwise the diagnosis rules run when this installation has them.
+    results win; otherwise the diagnosis rules run.
     """
     from eb_torchperf.workflows import pipeline
-    try:
-        return pipeline.analyse(result, keep_findings=True) + (True,)
-    except ImportError:  # an installation without the diagnosis rules
-        comparisons = tuple(compare(result))
-        return comparisons, tuple(result.findings), bool(result.findings)
+    analysis = pipeline.analyse(result, keep_findings=True)
+    return analysis.comparisons, analysis.findings, True
 
 
 def findings_of(result: AuditResult) -> Tuple[Tuple[Finding, ...], bool]:

@@ -15,12 +15,12 @@ import sys
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.records.findings import Finding, exit_status
+from eb_torchperf.records.findings import EXIT_ERROR, Finding, exit_status
 from eb_torchperf.lint.options import LintOptions
 from eb_torchperf.lint.rules import lint_facts
 
 #: Exit status when some input could not be linted (usage/tool error, like bad options).
-EXIT_INPUT_PROBLEM = 2
+EXIT_INPUT_PROBLEM = EXIT_ERROR
 DEFAULT_PATTERN = "*.eb"
 
 

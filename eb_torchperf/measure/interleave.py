@@ -33,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.measure.isolation import SAME_TORCH_HINT, reference_overrides, same_torch_problem
+from eb_torchperf.records.findings import INTERRUPTED, INTERRUPTED_KIND
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
@@ -44,7 +45,6 @@ from eb_torchperf.probe import contention as counters
 
 
 #: The error message of an audit stopped by Ctrl-C or SIGTERM.
-INTERRUPTED = "audit interrupted"
 
 
 @dataclasses.dataclass
@@ -163,7 +163,7 @@ class AuditRun:
         except KeyboardInterrupt:  # at any point, also while the workers shut down
             self._close_workers(kill=True)
             self.errors.append({"side": None, "python": None, "pair": pair,
-                                "message": INTERRUPTED})
+                                "message": INTERRUPTED, "kind": INTERRUPTED_KIND})
             complete = False
         finally:
             with interrupts.held(raise_after=False) as late:
@@ -171,7 +171,7 @@ class AuditRun:
                 bundle.__exit__(None, None, None)
         if late.interrupted and complete:
             self.errors.append({"side": None, "python": None, "pair": pair,
-                                "message": INTERRUPTED})
+                                "message": INTERRUPTED, "kind": INTERRUPTED_KIND})
             complete = False
         return self._result(complete, time.monotonic() - started, created)
 

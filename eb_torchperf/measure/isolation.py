@@ -18,6 +18,7 @@ given.
 import os
 from typing import Dict, Mapping, Optional
 
+from eb_torchperf.measure.environ import apply_overrides, path_under  # noqa: F401
 from eb_torchperf.records.measurements import ProbeResult
 
 #: Variables that decide which Python packages an interpreter imports.
@@ -64,8 +65,7 @@ def target_roots(environ: Mapping[str, str]) -> list:
 
 
 def _under(path: str, roots) -> bool:
-    real = os.path.realpath(path) if path else ""
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+    return any(path_under(path, root) for root in roots)
 
 
 def isolating_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:
@@ -87,16 +87,6 @@ def isolating_overrides(environ: Mapping[str, str]) -> Dict[str, Optional[str]]:
     return overrides
 
 
-def apply_overrides(environ: Mapping[str, str],
-                    overrides: Optional[Mapping[str, Optional[str]]]) -> Dict[str, str]:
-    """A copy of `environ` with `overrides` applied (None: remove the variable)."""
-    env = dict(environ)
-    for key, value in (overrides or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
 
 
 def reference_overrides(base: Optional[Mapping[str, Optional[str]]] = None,

@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from eb_torchperf.measure.environ import path_under
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.isolation import isolated_environ
 from eb_torchperf.measure.setup_run import run_setup
@@ -143,8 +144,7 @@ def venv_problem(venv: pathlib.Path, expected: Optional[str],
         last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
         return "import torch fails: %s" % last
     version, _, torch_file = proc.stdout.strip().partition("\n")
-    root = os.path.realpath(venv) + os.sep
-    if not os.path.realpath(torch_file).startswith(root):
+    if not path_under(torch_file, venv):
         return "import torch gives %s from %s, outside the venv" % (version, torch_file)
     if expected and _base(version) != _base(expected):
         return "import torch gives %s, not %s" % (version, expected)

@@ -22,6 +22,7 @@ import time
 from typing import Dict, Mapping, Optional, Sequence
 
 from eb_torchperf.errors import ConfigError, ProbeError
+from eb_torchperf.measure.environ import apply_overrides
 from eb_torchperf.probe.envprefixes import ENV_NAMES, ENV_PREFIXES
 
 PROBE_PACKAGE = "ebtp_probe"
@@ -49,12 +50,7 @@ def worker_env(base: Mapping[str, str], bundle_dir: str,
         bundle_dir: folder holding the `ebtp_probe` package.
         overrides: variables to set (value) or remove (None), e.g. a remedy trial.
     """
-    env = {k: v for k, v in base.items() if ENV_ALLOW.match(k)}
-    for key, value in (overrides or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
+    env = apply_overrides({k: v for k, v in base.items() if ENV_ALLOW.match(k)}, overrides)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (bundle_dir, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env

@@ -2,8 +2,8 @@
 
 A CI job or a dashboard reads this instead of parsing Markdown.  Written by
 `AuditResult.save` and `report --format json` (measurements.SCHEMA_VERSION 2);
-recomputed from the raw samples whenever a document is loaded, so it is never
-trusted on input.  Keys (all numbers raw: relative OPS as a ratio, 1.0 = equal):
+recomputed from the raw samples whenever a document is loaded (workflows.analyse), so
+it is never trusted on input.  Keys (all numbers raw: relative OPS as a ratio, 1.0 = equal):
 
 - `rows`: one per benchmark key: bench, params, family ("cpu/gemm"),
   relative_ops, ci_low, ci_high (95 % interval over worker pairs), significant,
@@ -17,36 +17,15 @@ trusted on input.  Keys (all numbers raw: relative OPS as a ratio, 1.0 = equal):
 Findings stay in the top-level `findings` list (Finding.to_json, with `affects`).
 """
 
-from typing import Optional
-
-from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, compare, geomean_relative_ops
-from eb_torchperf.diagnosis.differences import differences
+from eb_torchperf.records.analysis import Analysis, row_json
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.diagnosis.rules.scope import row_scope
 
 
-def _rate(rate) -> Optional[dict]:
-    if rate is None:
-        return None
-    return {"value": rate.value, "unit": rate.unit, "median_s": rate.median_s,
-            "samples": rate.samples, "rel_iqr": rate.rel_iqr, "kernels": list(rate.kernels)}
-
-
-def row(c: Comparison) -> dict:
-    """One comparison as JSON values."""
-    return {"bench": c.bench, "params": c.params, "family": row_scope(c.bench),
-            "relative_ops": c.relative_ops, "ci_low": c.ci_low, "ci_high": c.ci_high,
-            "significant": c.significant, "noisy": c.noisy, "rounds": c.rounds,
-            "pairs": c.pairs, "inconclusive": c.inconclusive, "estimate": c.estimate,
-            "pair_ratios": list(c.pair_ratios), "target": _rate(c.target),
-            "reference": _rate(c.reference), "numerics": c.numerics}
-
-
-def analysis(result: AuditResult) -> dict:
-    """The analysis section of `result` (findings as stored on it)."""
+def analysis(result: AuditResult, record: Analysis) -> dict:
+    """The analysis section of `result` from its analysis (records.analysis.Analysis:
+    the pipeline's, computed once)."""
     from eb_torchperf.present.report.render import verdict  # the report's own verdict line
-    comparisons = compare(result)
-    return {"rows": [row(c) for c in comparisons],
-            "geomean_relative_ops": geomean_relative_ops(comparisons), "aa_floor": AA_FLOOR,
-            "differences": [d.to_json() for d in differences(result.target, result.reference)],
-            "verdict": verdict(result, comparisons)}
+    return {"rows": [row_json(c, record.families.get(c.bench)) for c in record.comparisons],
+            "geomean_relative_ops": record.geomeans.get("all"), "aa_floor": record.aa_floor,
+            "differences": [d.to_json() for d in record.differences],
+            "verdict": verdict(record)}

@@ -1,19 +1,18 @@
 """GPU view of an audit: GEMM against the card's peak, CPU vs GPU time per call,
 launch latency, copy bandwidths, and the GPU configuration side by side.
 
-Pure functions from an AuditResult and its comparisons to rows of numbers (SI units
-in, display units chosen here); rendering is left to the caller (gpu_cli).
+Pure functions from an audit's analysis (records.analysis.Analysis: its comparisons,
+the card's peak, the CPU-bound ratio, the row families) to rows of numbers (SI units
+in, display units chosen here); rendering is left to the caller (cli.gpu).
 """
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional
 
-from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.present.configdiff import MISSING, ConfigRow
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.rules.gpu import CPU_BOUND_RATIO
-from eb_torchperf.diagnosis.peak import device_name, gpu_peak_for
-from eb_torchperf.probe import registry
 from eb_torchperf.present.terminal import display_unit
+
 
 class GemmRow(NamedTuple):
     """One GEMM result of one side, in TFLOP/s.
@@ -40,7 +39,7 @@ class GemmRow(NamedTuple):
     of_best: float
 
 
-def _label(c: Comparison) -> str:
+def _label(c) -> str:
     return "%s %s" % (c.bench, " ".join("%s=%s" % kv for kv in c.params.items()))
 
 
@@ -49,16 +48,16 @@ def _burst(rate) -> float:
     return (rate.best_value or rate.value) / 1e3
 
 
-def gemm_rows(comparisons: Sequence[Comparison], name: Optional[str],
-              side: str = "target") -> List[GemmRow]:
-    """GEMM rows of `side` (benchmark gemm_cuda), with peak from PEAK_TFLOPS by `name`."""
-    gemms = [c for c in comparisons if c.bench == "gemm_cuda"]
+def gemm_rows(analysis: Analysis, side: str = "target") -> List[GemmRow]:
+    """GEMM rows of `side` (benchmark gemm_cuda), with the card's peak
+    (Analysis.gpu: diagnosis.peak.PEAK_TFLOPS of the audited device)."""
+    gemms = [c for c in analysis.comparisons if c.bench == "gemm_cuda"]
     best: Dict[str, float] = {}
     for c in gemms:
         for rate in (c.target, c.reference):
             if rate is not None:
                 best[c.params["dtype"]] = max(best.get(c.params["dtype"], 0.0), _burst(rate))
-    peaks = (gpu_peak_for(name) or ({}, None))[0]
+    peaks = (analysis.gpu.get("peak") or ({}, None))[0]
     rows = []
     for c in gemms:
         rate = getattr(c, side)
@@ -83,17 +82,18 @@ class DispatchRow(NamedTuple):
     bound: str
 
 
-def dispatch_rows(comparisons: Sequence[Comparison]) -> List[DispatchRow]:
-    """Rows for every comparison whose rates carry cpu_s and gpu_s (both sides)."""
-    rows = []
-    for c in comparisons:
+def dispatch_rows(analysis: Analysis) -> List[DispatchRow]:
+    """Rows for every comparison whose rates carry cpu_s and gpu_s (both sides); bound
+    by the CPU from Analysis.gpu's cpu_bound_ratio (diagnosis.rules.gpu) on."""
+    rows, ratio = [], analysis.gpu["cpu_bound_ratio"]
+    for c in analysis.comparisons:
         for side in ("target", "reference"):
             rate = getattr(c, side)
             if rate is None or "cpu_s" not in rate.extra_s or "gpu_s" not in rate.extra_s:
                 continue
             cpu, gpu = rate.extra_s["cpu_s"], rate.extra_s["gpu_s"]
             rows.append(DispatchRow(_label(c), side, cpu * 1e6, gpu * 1e6, rate.median_s * 1e6,
-                                    cpu / gpu, "CPU-bound" if cpu / gpu >= CPU_BOUND_RATIO
+                                    cpu / gpu, "CPU-bound" if cpu / gpu >= ratio
                                     else "GPU-bound"))
     return rows
 
@@ -112,15 +112,13 @@ class RateRow(NamedTuple):
 OWN_TABLE_FAMILIES = ("gemm", "dispatch")
 
 
-def rate_rows(comparisons: Sequence[Comparison]) -> List[RateRow]:
+def rate_rows(analysis: Analysis) -> List[RateRow]:
     """Rates (µs/op, GB/s or TB/s, TFLOP/s) of the CUDA benchmarks outside
     OWN_TABLE_FAMILIES: launch, copies, attention, convolution, all-reduce."""
-    registry.load_suites()
     rows = []
-    for c in comparisons:
-        bench = registry.REGISTRY.get(c.bench)
-        if (bench is None or bench.device != "cuda" or bench.family in OWN_TABLE_FAMILIES
-                or not (c.target or c.reference)):
+    for c in analysis.comparisons:
+        device, _, family = (analysis.families.get(c.bench) or "").partition("/")
+        if device != "cuda" or family in OWN_TABLE_FAMILIES or not (c.target or c.reference):
             continue
         largest = max(r.value for r in (c.target, c.reference) if r is not None)
         unit, scale = display_unit((c.target or c.reference).unit, largest)

@@ -2,12 +2,10 @@
 
 from typing import Optional
 
-from eb_torchperf.analysis.compare import Comparison
-from eb_torchperf.analysis.model_rows import ModelRow
 from eb_torchperf.present.units import format_ratio, format_relative
 
 
-def interval_text(c: Optional[Comparison]) -> str:
+def interval_text(c: Optional[object]) -> str:
     """"12.3 % – 14.0 %", or why there is none ("1 round: no interval"); an
     inconclusive row shows the interval that made it so."""
     if c is None or (c.relative_ops is None and not c.inconclusive):
@@ -21,7 +19,7 @@ def interval_text(c: Optional[Comparison]) -> str:
     return "%s – %s%s" % (format_ratio(c.ci_low), format_ratio(c.ci_high), how)
 
 
-def row_cells(row: ModelRow) -> dict:
+def row_cells(row) -> dict:
     """Display strings of one model row: model, device, inference/training and intervals."""
     return {"model": row.model, "device": row.device,
             "infer": format_relative(row.infer) if row.infer else "",

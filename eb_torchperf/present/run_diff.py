@@ -10,9 +10,8 @@ time (they are never added).
 from typing import List
 
 from eb_torchperf.present.configdiff import config_rows
+from eb_torchperf.present.units import UNSET
 from eb_torchperf.records.measurements import AuditResult
-
-UNSET = "unset"
 
 
 def env_differences(before: dict, after: dict) -> List[str]:

@@ -1,15 +1,17 @@
 """Terminal rendering of an audit with rich: relative OPS table, config diff, progress."""
 
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 
-from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
 from eb_torchperf.present import escape
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.present.configdiff import ConfigRow
+from eb_torchperf.present.findings_view import finding_view
 from eb_torchperf.present.units import (  # noqa: F401  (re-exported for callers)
     comparison_note, display_unit, evidence_text, format_params, format_rate, format_ratio,
     format_numerics, format_relative, format_seconds, format_share)
@@ -34,11 +36,12 @@ def make_console(stderr: bool = False) -> Console:
     return PipeConsole(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
 
 
-def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
+def ops_table(comparisons: Sequence, with_reference: bool, geo: Optional[float],
               intervals: bool = True) -> Table:
-    """Benchmark rows: target rate, reference rate, relative OPS and its 95 % interval
-    (`intervals` False drops that column: unpaired runs have none).  Names and params
-    are never cut: they wrap instead."""
+    """Benchmark rows (analysis.compare.Comparison): target rate, reference rate,
+    relative OPS and its 95 % interval (`intervals` False drops that column: unpaired
+    runs have none), then `geo`, the rows' geometric mean (Analysis.geomeans).  Names
+    and params are never cut: they wrap instead."""
     table = Table(title="Relative OPS (reference = 100 %)" if with_reference
                   else "Absolute rates (no reference)")
     table.add_column("benchmark", no_wrap=True)
@@ -56,20 +59,18 @@ def ops_table(comparisons: Sequence[Comparison], with_reference: bool,
             row += [format_rate(c.reference), format_relative(c), format_numerics(c)] + \
                 ([ci] if intervals else []) + [comparison_note(c)]
         table.add_row(*map(escape.rich_text, row))
-    geo = geomean_relative_ops(comparisons)
     if with_reference and geo is not None:
         table.add_row("geometric mean", "", "", "", format_ratio(geo), *([""] * (len(
             table.columns) - 5)), style="bold")
     return table
 
 
-def models_table(comparisons: Sequence[Comparison]) -> Optional[Table]:
+def models_table(analysis: Analysis) -> Optional[Table]:
     """The Models table (#931 layout: model, inference, training step, with intervals),
     or None when no model row has a relative OPS."""
-    from eb_torchperf.analysis.model_rows import mode_geomeans, model_rows, models_geomean
     from eb_torchperf.present.models_view import row_cells  # it imports units, as this module
-    rows = [row_cells(r) for r in model_rows(comparisons)]
-    geo = models_geomean(comparisons)
+    rows = [row_cells(r) for r in analysis.model_rows]
+    geo = analysis.geomeans.get("models")
     if not rows or geo is None:
         return None
     table = Table(title="Models: relative OPS (reference = 100 %)")
@@ -78,8 +79,8 @@ def models_table(comparisons: Sequence[Comparison]) -> Optional[Table]:
     for row in rows:
         table.add_row(row["model"], row["device"], row["infer"], row["infer_interval"],
                       row["train"], row["train_interval"])
-    modes = {mode: format_ratio(g) if g is not None else ""
-             for mode, g in mode_geomeans(comparisons).items()}
+    modes = {mode: format_ratio(analysis.geomeans[mode])
+             if analysis.geomeans.get(mode) is not None else "" for mode in ("infer", "train")}
     table.add_row("geometric mean (all rows: %s)" % format_ratio(geo), "", modes["infer"], "",
                   modes["train"], "", style="bold")
     return table
@@ -111,12 +112,16 @@ def differences_table(rows: List[dict]) -> Table:
 
 
 class AuditProgress:
-    """Progress bar over (pairs x benchmarks) on stderr; usable as the audit callback."""
+    """Progress bar over (pairs x benchmarks) on stderr, with the time spent and an
+    estimate of the time left (rich's, from the rate of the steps done so far; extra
+    pairs for rows short of precision can add to it); usable as the audit callback."""
 
     def __init__(self, console: Console, total: int):
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TextColumn("{task.completed}/{task.total}"),
-                                 TimeElapsedColumn(), console=console, transient=True)
+                                 TimeElapsedColumn(), TextColumn("spent,"),
+                                 TimeRemainingColumn(), TextColumn("left"),
+                                 console=console, transient=True)
         self.task = self.progress.add_task("starting", total=total)
         self.console = console
 
@@ -154,17 +159,39 @@ class AuditProgress:
 SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "green"}
 
 
+def evidence_table(table: dict) -> Table:
+    """One evidence table of a finding (present.findings_view.table_of)."""
+    shown = Table(title=escape.rich_text(table["title"]), title_justify="left", box=None,
+                  padding=(0, 2, 0, 0))
+    for column in table["columns"]:
+        shown.add_column(escape.rich_text(column), overflow="fold")
+    for row in table["rows"]:
+        shown.add_row(*map(escape.rich_text, row))
+    return shown
+
+
+def print_finding(console: Console, f) -> None:
+    """One finding (present.findings_view): the sentence, its facts and tables, the
+    remedy's first line in bold, its details, the source."""
+    from rich.padding import Padding
+    view, text = finding_view(f), escape.rich_text
+    console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
+                                          text(f.rule_id), text(view["title"])), highlight=False)
+    for fact in view["facts"]:
+        console.print("    %s: %s" % (text(fact["name"]), text(fact["value"])), highlight=False)
+    for table in view["tables"]:
+        console.print(Padding(evidence_table(table), (0, 0, 0, 4), expand=False))
+    console.print("    [bold]remedy: %s[/]" % text(view["remedy"]), highlight=False)
+    if view["remedy_details"]:
+        console.print(Padding(text(view["remedy_details"]), (0, 0, 0, 12), expand=False),
+                      highlight=False)
+    console.print("    source: %s" % text(f.source), highlight=False)
+
+
 def print_findings(console: Console, findings: Sequence) -> None:
-    """Findings as blocks: severity, rule id and title; evidence; remedy; source."""
-    text = escape.rich_text
+    """Findings as blocks (print_finding), most severe first as given."""
     if not findings:
         console.print("No findings.")
         return
     for f in findings:
-        console.print("[%s]%s[/] %s  %s" % (SEVERITY_STYLES[f.severity], f.severity.upper(),
-                                              text(f.rule_id), text(f.title)), highlight=False)
-        for name, value in f.evidence.items():
-            console.print("    %s: %s" % (text(name), text(evidence_text(value))),
-                          highlight=False)
-        console.print("    [bold]remedy:[/] %s" % text(f.advice), highlight=False)
-        console.print("    source: %s" % text(f.source), highlight=False)
+        print_finding(console, f)

@@ -5,14 +5,11 @@ from typing import Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.present import escape
-from eb_torchperf.analysis.profile_diff import ProfileDiff
 from eb_torchperf.present.terminal import format_params, format_seconds, format_share
-from eb_torchperf.diagnosis.trials import TrialResult
 
 
-def op_sentence(diff: ProfileDiff, index: int = 0) -> str:
+def op_sentence(diff, index: int = 0) -> str:
     """"aten::addmm: 96 % of the difference, 3.9 s vs 45 ms" for the index-th top operator."""
     top = diff.top_ops()
     if len(top) <= index:
@@ -28,7 +25,7 @@ def _add_row(table: Table, *cells: str) -> None:
     table.add_row(*map(escape.rich_text, cells))
 
 
-def workloads_table(diffs: Sequence[ProfileDiff]) -> Table:
+def workloads_table(diffs: Sequence) -> Table:
     """One row per workload: self CPU per step on each side and the largest operators."""
     table = Table(title="Profile diff: self CPU time per step (torch.profiler)")
     for name in ("workload", "target", "reference", "extra", "largest shares of the extra time"):
@@ -52,7 +49,7 @@ def _gap_table(title: str, first: str, last: str) -> Table:
     return table
 
 
-def operators_table(diff: ProfileDiff) -> Table:
+def operators_table(diff) -> Table:
     """The operators holding most of `diff`'s extra time, with their backend."""
     table = _gap_table("Operators behind the gap (%s)" % diff.workload, "operator", "runs on")
     for op in diff.top_ops():
@@ -62,7 +59,7 @@ def operators_table(diff: ProfileDiff) -> Table:
     return table
 
 
-def backends_table(diff: ProfileDiff) -> Table:
+def backends_table(diff) -> Table:
     """Backends summed: share of the gap and what decides their speed."""
     table = _gap_table("By backend (%s)" % diff.workload, "backend", "depends on")
     for b in diff.backends:
@@ -73,12 +70,12 @@ def backends_table(diff: ProfileDiff) -> Table:
     return table
 
 
-def _group_text(trial: TrialResult, gemm: bool) -> str:
+def _group_text(trial, gemm: bool) -> str:
     group = trial.group(gemm)
     return "" if group is None else "%.2f → %.2f (%d)" % group
 
 
-def trials_table(trials: Sequence[TrialResult]) -> Table:
+def trials_table(trials: Sequence) -> Table:
     """One row per remedy trial: setting, whether it took effect, GEMM/other rows, verdict."""
     table = Table(title="Remedy trials: relative OPS before → after (rows), reference = 1.00")
     for name in ("#", "setting", "verifies", "took effect", "GEMM rows", "other rows",
@@ -99,7 +96,7 @@ def _percent(value: Optional[float]) -> str:
     return "" if value is None else "%.1f %%" % (100 * value)
 
 
-def trial_rows_table(trials: Sequence[TrialResult]) -> Table:
+def trial_rows_table(trials: Sequence) -> Table:
     """Benchmarks x trials: baseline relative OPS and the relative OPS with each remedy."""
     table = Table(title="Relative OPS per benchmark with each remedy (reference = 100 %)")
     table.add_column("benchmark")
@@ -115,7 +112,7 @@ def trial_rows_table(trials: Sequence[TrialResult]) -> Table:
     return table
 
 
-def print_explain(console: Console, result: ExplainResult) -> None:
+def print_explain(console: Console, result) -> None:
     """Everything of an ExplainResult, in reading order."""
     if result.profiles:
         console.print(workloads_table(result.profiles))

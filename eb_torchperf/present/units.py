@@ -167,3 +167,23 @@ def evidence_text(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(evidence_text(v) for v in value)
     return str(value)
+
+
+#: A difference's value that is not set on a side (diagnosis.differences.Difference).
+UNSET = "unset"
+
+
+def value_text(value) -> str:
+    """A difference's value for display: None is "unset", dicts "k=v, ..."."""
+    if value is None:
+        return UNSET
+    if isinstance(value, dict):
+        return ", ".join("%s=%s" % (k, value_text(v)) for k, v in value.items())
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "%.4g" % value
+    if isinstance(value, (list, tuple)):
+        joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
+        return joiner.join(value_text(v) for v in value)
+    return str(value)

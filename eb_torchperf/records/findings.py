@@ -102,10 +102,23 @@ def worst(findings: Iterable[Finding]) -> Optional[str]:
     return SEVERITIES[max(ranks)] if ranks else None
 
 
-#: Exit statuses of every command (the one policy: exit_status).
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-#: The error message of an audit stopped by Ctrl-C or SIGTERM (measure.interleave).
+#: Exit statuses of every command (the one policy: exit_status): 0 nothing at the fail
+#: level, 1 a finding at or above it, 2 bad input or a run cut short, 3 an internal error
+#: (a bug: cli.dispatch), 130 stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells do).
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: stdout closed by its reader (`| head -1`): 128 + SIGPIPE, as `cat` or `grep` end.
+EXIT_PIPE = 141
+#: The fail level that no finding reaches: findings never fail the run.
+NEVER = "never"
+#: Every fail level a command or the site policy accepts (--fail-on,
+#: EB_TORCHPERF_FAIL_LEVEL): a severity, or NEVER.
+FAIL_LEVELS = SEVERITIES + (NEVER,)
+#: The error message of an audit stopped by Ctrl-C or SIGTERM (measure.interleave),
+#: whose error entry also carries {"kind": INTERRUPTED_KIND}.
 INTERRUPTED = "audit interrupted"
+INTERRUPTED_KIND = "interrupted"
+#: How a run ended (records.measurements.AuditResult.outcome).
+COMPLETE, INTERRUPTED_RUN, CUT_SHORT = "complete", "interrupted", "cut-short"
 
 
 def at_or_above(findings: Iterable[Finding], level: str) -> Tuple[Finding, ...]:
@@ -114,21 +127,21 @@ def at_or_above(findings: Iterable[Finding], level: str) -> Tuple[Finding, ...]:
     The one rule by which a finding fails a run: exit statuses, the site policy's
     verdict, the fleet report and the EasyBuild parse hook use it.
     """
-    if level == "never":
+    if level == NEVER:
         return ()
     rank = severity_rank(level)
     return tuple(f for f in findings if severity_rank(f.severity) >= rank)
 
 
 def exit_status(findings: Iterable[Finding], fail_on: str = "error",
-                stopped: Optional[str] = None, failed: bool = False) -> int:
+                outcome: str = COMPLETE, failed: bool = False) -> int:
     """The exit status of a command over its findings.
 
     Args:
         findings: what the run found.
-        fail_on: lowest severity that fails ("never": findings never fail).
-        stopped: the error message of a run cut short (None: it completed):
-            EXIT_INTERRUPTED for INTERRUPTED, else EXIT_ERROR.
+        fail_on: lowest severity that fails (FAIL_LEVELS; NEVER: findings never fail).
+        outcome: how the run ended (AuditResult.outcome): EXIT_INTERRUPTED when
+            INTERRUPTED_RUN, EXIT_ERROR when CUT_SHORT.
         failed: something else failed (a fleet job that did not finish): EXIT_ERROR,
             like a run cut short (exit 1 means findings and nothing else).
 
@@ -136,9 +149,9 @@ def exit_status(findings: Iterable[Finding], fail_on: str = "error",
         EXIT_OK, EXIT_FINDINGS (a finding at or above `fail_on`), EXIT_ERROR (cut
         short, or `failed`) or EXIT_INTERRUPTED.
     """
-    if stopped is not None:
-        return EXIT_INTERRUPTED if stopped == INTERRUPTED else EXIT_ERROR
-    if fail_on != "never":
+    if outcome != COMPLETE:
+        return EXIT_INTERRUPTED if outcome == INTERRUPTED_RUN else EXIT_ERROR
+    if fail_on != NEVER:
         severity_rank(fail_on)
     if failed:
         return EXIT_ERROR

@@ -22,6 +22,9 @@ Schema history (SCHEMA_VERSION):
   3 (2026-12-02): additive: probe facts `host` (probe/hostjob.py: the host and job checks,
     each a value or "unknown" with the reason) and `isolation`; differences carry their
     documented `effect` (diagnosis/effects.py).  Versions 1 and 2 load (no host section).
+  3 (2026-12-02): additive: an error entry's `kind` ("interrupted" for Ctrl-C/SIGTERM:
+    AuditResult.outcome; older documents are read by their message); the `analysis`
+    section's rows carry every Comparison field (records.analysis.row_json).
 
 Times are stored raw, in seconds per call, one float per sample, grouped in blocks
 (one block per round); display units are chosen only when rendering.
@@ -36,7 +39,8 @@ from eb_torchperf import __version__
 from eb_torchperf.records import safe_write, validate
 from eb_torchperf.records.buildconfig import BuildConfig, parse_parallel_info, parse_show
 from eb_torchperf.errors import SchemaError
-from eb_torchperf.records.findings import Finding
+from eb_torchperf.records.findings import (COMPLETE, CUT_SHORT, INTERRUPTED, INTERRUPTED_KIND,
+                                           INTERRUPTED_RUN, Finding)
 from eb_torchperf.probe.registry import WORK_UNITS
 
 SCHEMA_VERSION = 3
@@ -239,6 +243,18 @@ class AuditResult:
     def results_for(self, side: str) -> List[BenchResult]:
         """The results of one side, in measurement order."""
         return [r for r in self.results if r.side == side]
+
+    @property
+    def outcome(self) -> str:
+        """How the run ended: records.findings COMPLETE, INTERRUPTED_RUN (Ctrl-C or
+        SIGTERM: its last error has kind "interrupted"; in documents of schema 1 and 2,
+        the INTERRUPTED message) or CUT_SHORT (a worker died or hung)."""
+        if self.complete:
+            return COMPLETE
+        last = self.errors[-1] if self.errors else {}
+        stopped = (last.get("kind") == INTERRUPTED_KIND
+                   or ("kind" not in last and last.get("message") == INTERRUPTED))
+        return INTERRUPTED_RUN if stopped else CUT_SHORT
 
     def to_json(self) -> dict:
         return {

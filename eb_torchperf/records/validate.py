@@ -118,7 +118,7 @@ SKIPPED = Obj(required={"bench": Str(), "side": Str(), "reason": Str()},
 
 ERROR = Obj(required={"message": Str()}, optional={
     "side": _OPT_STR, "python": _OPT_STR, "pair": _OPT_INT, "bench": _OPT_STR,
-    "params": Opt(PARAMS), "stderr_tail": _OPT_STR, "exit_code": _OPT_INT})
+    "params": Opt(PARAMS), "stderr_tail": _OPT_STR, "exit_code": _OPT_INT, "kind": _OPT_STR})
 
 RESULTS = Obj(required={"schema_version": Int(), "suite": Str()}, optional={
     "tool_version": Str(), "created_utc": Str(), "host": Str(), "options": RUNNER_OPTIONS,

@@ -13,12 +13,13 @@ system, partition and variable with it).
 """
 
 import dataclasses
-from typing import List, Optional, Sequence
+import os
+from typing import List, Optional, Tuple
 
-from eb_torchperf.analysis.compare import Comparison, geomean_relative_ops
-from eb_torchperf.fleet.gather import analysed
+from eb_torchperf.analysis.compare import Comparison
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.findings import at_or_above
-from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.records.measurements import AuditResult, load_results
 
 GEOMEAN = "geomean"
 
@@ -40,20 +41,29 @@ def metric_name(comparison: Comparison, multi: bool) -> str:
     return "%s[%s]" % (comparison.bench, params.replace(":", "-"))
 
 
-def perf_metrics(result: Optional[AuditResult],
-                 comparisons: Optional[Sequence[Comparison]] = None) -> List[Metric]:
+def analysed_results(path: str) -> Tuple[Optional[AuditResult], Optional[Analysis]]:
+    """(the audit at `path`, its analysis by the pipeline), (None, None) without a file.
+
+    Raises:
+        SchemaError: unreadable results.
+    """
+    from eb_torchperf.workflows import pipeline
+    if not os.path.exists(path):
+        return None, None
+    result = load_results(path)
+    return result, pipeline.analyse(result, keep_findings=True)
+
+
+def perf_metrics(analysis: Optional[Analysis]) -> List[Metric]:
     """Relative OPS and absolute rates of every benchmark measured, then the geomean.
 
     Args:
-        result: the audit; None (no results file: `reframe --dry-run`, or a job that
-            wrote none) gives no metrics.
-        comparisons: the pipeline's analysis of `result` (fleet.gather.analysed),
-            computed when None.
+        analysis: the pipeline's analysis of the audit (analysed_results); None (no
+            results file: `reframe --dry-run`, or a job that wrote none) gives none.
     """
-    if result is None:
+    if analysis is None:
         return []
-    if comparisons is None:
-        comparisons = analysed(result)[0]
+    comparisons = analysis.comparisons
     counts = {}
     for c in comparisons:
         counts[c.bench] = counts.get(c.bench, 0) + 1
@@ -65,15 +75,15 @@ def perf_metrics(result: Optional[AuditResult],
         for side, rate in (("target", c.target), ("reference", c.reference)):
             if rate is not None:
                 metrics.append(Metric("%s_%s" % (name, side), rate.value, rate.unit))
-    geo = geomean_relative_ops(comparisons)
+    geo = analysis.geomeans.get("all")
     if geo is not None:
         metrics.append(Metric(GEOMEAN, geo, "x"))
     return metrics
 
 
-def sanity_problems(result: Optional[AuditResult]) -> List[str]:
+def sanity_problems(result: Optional[AuditResult], analysis: Optional[Analysis]) -> List[str]:
     """Why the audit does not pass sanity: not run, cut short, nothing measured, or
-    findings of severity "error"; empty when it passes."""
+    findings of severity "error" (of `analysis`); empty when it passes."""
     if result is None:
         return ["the audit wrote no results file (see the job's stderr)"]
     problems = []
@@ -82,7 +92,6 @@ def sanity_problems(result: Optional[AuditResult]) -> List[str]:
         problems.append("the audit was cut short: %s" % (message or "no error recorded"))
     if not result.results:
         problems.append("the audit measured nothing")
-    _, findings, _ = analysed(result)
     problems += ["error finding %s: %s" % (f.rule_id, f.title)
-                 for f in at_or_above(findings, "error")]
+                 for f in at_or_above(analysis.findings, "error")]
     return problems

@@ -30,9 +30,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, sanity_function, variable
 
 from eb_torchperf.errors import ConfigError
-from eb_torchperf.fleet.plan import default_launcher
-from eb_torchperf.records.measurements import load_results
-from eb_torchperf.reframe.metrics import perf_metrics, sanity_problems
+from eb_torchperf.fleet.plan import AuditSpec, default_launcher
+from eb_torchperf.reframe.metrics import analysed_results, perf_metrics, sanity_problems
 
 #: Results file the audit writes in the stage directory.
 RESULTS_NAME = "torchperf.json"
@@ -99,27 +98,23 @@ class TorchPerfCheck(rfm.RunOnlyRegressionTest):
     @run_before("run")
     def set_audit_command(self):
         """Executable and options of `eb-torchperf audit`, writing RESULTS_NAME."""
-        words = launcher_words(self.launcher)
+        spec = AuditSpec(tuple(launcher_words(self.launcher)), self.reference_python,
+                         self.suite, tuple(self.only), self.pairs, self.worker_timeout_s,
+                         self.allow_same_torch)
+        words = spec.argv(self.target_python, RESULTS_NAME)  # the fleet's command line
         self.executable = shlex.quote(words[0])
-        options = [*words[1:], "audit", "--python", self.target_python,
-                   "--reference", self.reference_python, "--suite", self.suite,
-                   "--timeout", "%g" % self.worker_timeout_s, "--quiet", "--out", RESULTS_NAME]
-        for name in self.only:
-            options += ["--only", name]
-        if self.pairs is not None:
-            options += ["--pairs", str(self.pairs)]
-        if self.allow_same_torch:
-            options.append("--allow-same-torch")
-        self.executable_opts = [shlex.quote(word) for word in options]
+        self.executable_opts = [shlex.quote(word) for word in words[1:]]
 
-    def _results(self):
-        path = os.path.join(self.stagedir, RESULTS_NAME)
-        return load_results(path) if os.path.exists(path) else None
+    def _analysed(self):
+        """(results, their analysis), analysed once per check (None, None: no file)."""
+        if getattr(self, "_analysis_cache", None) is None:
+            self._analysis_cache = analysed_results(os.path.join(self.stagedir, RESULTS_NAME))
+        return self._analysis_cache
 
     @sanity_function
     def assert_audit_completed(self):
         """The audit completed, measured something, and found no error."""
-        problems = sanity_problems(self._results())
+        problems = sanity_problems(*self._analysed())
         return sn.assert_false(problems, msg="; ".join(problems))
 
     @run_before("performance")
@@ -127,4 +122,4 @@ class TorchPerfCheck(rfm.RunOnlyRegressionTest):
         """One performance variable per metric of the results (names known only now)."""
         self.perf_variables = {
             metric.name: sn.make_performance_function(_value, metric.unit, metric.value)
-            for metric in perf_metrics(self._results())}
+            for metric in perf_metrics(self._analysed()[1])}

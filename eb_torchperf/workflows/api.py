@@ -83,7 +83,7 @@ def load_results(path) -> AuditResult:
 
 def diagnose(result: AuditResult) -> Tuple[Finding, ...]:
     """The findings of the diagnosis rules over `result`, most severe first."""
-    return pipeline.analyse(result)[1]
+    return pipeline.analyse(result).findings
 
 
 def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html", "md"),
@@ -98,12 +98,13 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html"
         explained: an ExplainResult (see `explain`) for the report's Explain section.
     """
     pipeline.validate(AuditRequest(results="-", formats=tuple(formats)))
-    comparisons, findings = pipeline.analyse(result, keep_findings=True)
-    result = dataclasses.replace(result, findings=findings)
+    analysis = pipeline.analyse(result, keep_findings=True)
+    result = dataclasses.replace(result, findings=analysis.findings)
     if explained is not None:
         from eb_torchperf.diagnosis.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
-    return pipeline.write_reports(result, out_dir, formats, stem, comparisons, explained)
+        analysis = analysis.with_findings(result.findings, explained.trials)
+    return pipeline.write_reports(result, analysis, out_dir, formats, stem, explained)
 
 
 def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Sequence[str]] = None,
@@ -132,6 +133,6 @@ def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Se
     plan = pipeline.validate(AuditRequest(results=path or "-", explain=options,
                                           timeout_s=timeout_s))
     audit_result = _load_results(path) if path else result
-    comparisons, findings = pipeline.analyse(audit_result, keep_findings=True)
-    audit_result = dataclasses.replace(audit_result, findings=findings)
-    return pipeline.explain_step(plan, audit_result, comparisons, path)
+    analysis = pipeline.analyse(audit_result, keep_findings=True)
+    audit_result = dataclasses.replace(audit_result, findings=analysis.findings)
+    return pipeline.explain_step(plan, audit_result, analysis, path)

@@ -18,6 +18,7 @@ import socket
 import time
 from typing import Callable, List, Optional, Sequence
 
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.explanation import ExplainResult
 from eb_torchperf.diagnosis.remedies import Trial
@@ -88,7 +89,8 @@ def bisect(singles: Sequence[Trial], budget: _Budget) -> None:
         budget.recovers(candidates[0])
 
 
-def confirm_step(result: AuditResult, run_one: Callable[[Trial], TrialResult],
+def confirm_step(result: AuditResult, analysis: Analysis,
+                 run_one: Callable[[Trial], TrialResult],
                  budget_s: Optional[float] = None, log: Callable[[str], None] = print
                  ) -> Optional[ExplainResult]:
     """The trials that name the cause of an unexplained slowdown, as an explain
@@ -97,13 +99,14 @@ def confirm_step(result: AuditResult, run_one: Callable[[Trial], TrialResult],
 
     Args:
         result: the diagnosed audit (findings attached), complete.
+        analysis: its records.analysis.Analysis (the differences to try).
         run_one: runs one Trial against the audit (workflows.profiling.run_trials).
         budget_s: seconds for the trials (trial_budget's default when None).
         log: one line of news per step.
     """
     if not result.complete or result.target is None or result.reference is None:
         return None
-    trials, skipped = difftrials.plan_difference_trials(result)
+    trials, skipped = difftrials.plan_difference_trials(result, analysis.differences)
     singles = [t for t in trials if len(t.remedy_ids) == 1]
     if not singles:
         return None
@@ -122,10 +125,11 @@ def confirm_step(result: AuditResult, run_one: Callable[[Trial], TrialResult],
                          time.monotonic() - started, 0.0, created, socket.gethostname())
 
 
-def audit_runner(result: AuditResult, progress: Optional[Callable] = None
+def audit_runner(result: AuditResult, analysis: Analysis, progress: Optional[Callable] = None
                  ) -> Callable[[Trial], TrialResult]:
     """run_one for confirm_step: one trial through workflows.profiling.run_trials with
     the audit's runner settings and one pair."""
     from eb_torchperf.workflows.profiling import run_trials
     options = _options(result)
-    return lambda trial: run_trials(result, [trial], options, progress)[0]
+    return lambda trial: run_trials(result, analysis.comparisons, [trial], options,
+                                    progress)[0]

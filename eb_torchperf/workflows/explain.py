@@ -28,25 +28,26 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from eb_torchperf.diagnosis.explanation import (  # noqa: F401  (the explain API in one place)
     EXPLAIN_SCHEMA_VERSION, ExplainResult, annotate_findings, explain_path, find_explain,
     load_explain, profile_evidence, stale_reason, with_profile_evidence)
-from eb_torchperf.analysis.compare import compare
 from eb_torchperf.diagnosis import difftrials
 from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
 from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS  # noqa: F401
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.workflows.profiling import ProfileOptions, run_profiles, run_trials  # noqa: F401
 
 
-def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
+def _try_remedies(baseline: AuditResult, analysis: Analysis, host: Optional[BlasHost],
                   options: Optional[RunnerOptions], progress: Optional[Callable]
                   ) -> Tuple[List[TrialResult], List[dict]]:
-    """Plan the trials from the baseline's target probe and run them."""
+    """Plan the trials from the baseline's target probe and its analysis' differences,
+    and run them (the analysis' comparisons are the "before")."""
     measured = sorted({r.bench for r in baseline.results})
     trials, skipped = plan_trials(baseline.target, host or discover_host(baseline.target),
                                   measured=measured)
-    extra, not_changeable = difftrials.plan_difference_trials(baseline)
+    extra, not_changeable = difftrials.plan_difference_trials(baseline, analysis.differences)
     trials, skipped = trials + extra, skipped + not_changeable
     fields = {f.name for f in dataclasses.fields(RunnerOptions)}
     one_pair = dict(baseline.options, pairs=1, max_pairs=1)  # trials: one pair, no extra
@@ -54,10 +55,10 @@ def _try_remedies(baseline: AuditResult, host: Optional[BlasHost],
     # a baseline that was an A/A (or --target-env A/B) of one build stays one for its trials
     same = bool(baseline.options.get("allow_same_torch"))
     options = dataclasses.replace(options, allow_same_torch=options.allow_same_torch or same)
-    return run_trials(baseline, trials, options, progress), skipped
+    return run_trials(baseline, analysis.comparisons, trials, options, progress), skipped
 
 
-def explain(baseline: AuditResult, results_file: Optional[str] = None,
+def explain(baseline: AuditResult, analysis: Analysis, results_file: Optional[str] = None,
             workloads: Sequence[str] = DEFAULT_WORKLOADS,
             profile_options: ProfileOptions = ProfileOptions(),
             trial_options: Optional[RunnerOptions] = None, try_remedies: bool = True,
@@ -67,8 +68,9 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
 
     Args:
         baseline: a complete-enough audit with a target and a reference probe, and its
-            findings (diagnose.with_findings): a finding no trial addresses is listed as
-            needing a rebuild (trials.rebuild_needed).
+            findings: a finding no trial addresses is listed as needing a rebuild
+            (trials.rebuild_needed).
+        analysis: the pipeline's analysis of `baseline` (records.analysis.Analysis).
         results_file: where the baseline was saved (recorded in the document).
         workloads: probe.profile.WORKLOADS names to profile (empty: no profiling).
         trial_options: runner settings of the trials (default: baseline's, 1 pair).
@@ -88,7 +90,7 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     # the audit's own figure of each profiled model (a micro workload is not its row's
     # size): a profile that is off it is redone
-    measured = {c.bench: c.estimate for c in compare(baseline)
+    measured = {c.bench: c.estimate for c in analysis.comparisons
                 if c.bench in workloads and c.bench in MODEL_WORKLOADS and c.estimate}
     profiles, errors = run_profiles(
         baseline.target.python, baseline.reference.python, workloads, profile_options,
@@ -98,7 +100,7 @@ def explain(baseline: AuditResult, results_file: Optional[str] = None,
     profile_s = time.monotonic() - started
     results, skipped, rebuild = [], [], []
     if try_remedies:
-        results, skipped = _try_remedies(baseline, host, trial_options, progress)
+        results, skipped = _try_remedies(baseline, analysis, host, trial_options, progress)
         rebuild = rebuild_needed(results, [f.rule_id for f in baseline.findings])
     return ExplainResult(
         baseline.target.python, baseline.reference.python, results_file, tuple(profiles),

@@ -17,15 +17,17 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from eb_torchperf.present.analysis_doc import analysis as analysis_section
-from eb_torchperf.analysis.compare import Comparison, compare, needs_more_pairs
+from eb_torchperf.analysis.compare import Comparison, needs_more_pairs
 from eb_torchperf.measure import interrupts
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records import safe_write
-from eb_torchperf.records.findings import EXIT_INTERRUPTED, Finding, exit_status
+from eb_torchperf.records.analysis import Analysis
+from eb_torchperf.records.findings import COMPLETE, EXIT_INTERRUPTED, exit_status
 from eb_torchperf.records.measurements import AuditResult, load_results
+from eb_torchperf.workflows.analyse import analyse
 from eb_torchperf.workflows.request import AuditRequest, Plan, runner_options, validate
 
-__all__ = ["AuditRequest", "Display", "PipelineOutcome", "analyse", "explain_step",
+__all__ = ["Analysis", "AuditRequest", "Display", "PipelineOutcome", "analyse", "explain_step",
            "measure", "run", "save", "status_of", "validate", "with_baseline",
            "write_reports"]
 
@@ -56,7 +58,7 @@ class PipelineOutcome:
 
     Attributes:
         result: the audit, findings attached (with the profile evidence when explained).
-        comparisons: relative OPS per benchmark (analysis.compare).
+        analysis: what the pipeline computed once (records.analysis.Analysis).
         explained: the explain document, None without an explain step.
         results_path, explain_path: files saved ("" when none).
         written: report format -> path.
@@ -64,12 +66,17 @@ class PipelineOutcome:
     """
 
     result: AuditResult
-    comparisons: Tuple[Comparison, ...]
+    analysis: Analysis
     explained: object = None
     results_path: str = ""
     explain_path: str = ""
     written: Dict[str, pathlib.Path] = dataclasses.field(default_factory=dict)
     status: int = 0
+
+    @property
+    def comparisons(self) -> Tuple[Comparison, ...]:
+        """Relative OPS per benchmark (the analysis' comparisons)."""
+        return self.analysis.comparisons
 
 
 def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
@@ -146,24 +153,6 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
     return with_baseline(result, baseline) if baseline is not None else result
 
 
-def analyse(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
-            keep_findings: bool = False, rules: Optional[Sequence[Callable]] = None
-            ) -> Tuple[Tuple[Comparison, ...], Tuple[Finding, ...]]:
-    """Compare the sides and diagnose: (comparisons, findings, most severe first).
-
-    Args:
-        result: the audit.
-        comparisons: precomputed (e.g. analysis.unpaired); default analysis.compare.
-        keep_findings: findings stored in `result` win over a new diagnosis.
-        rules: diagnosis rule functions (default: all; `gpu` passes the GPU rules).
-    """
-    from eb_torchperf.diagnosis.diagnose import diagnose
-    comparisons = tuple(compare(result) if comparisons is None else comparisons)
-    if keep_findings and result.findings:
-        return comparisons, tuple(result.findings)
-    return comparisons, tuple(diagnose(result, comparisons, rules))
-
-
 def _explain_path(plan: Plan, results_path: str) -> str:
     """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
     from eb_torchperf.diagnosis.explanation import explain_path
@@ -178,7 +167,7 @@ def _default_workloads(result: AuditResult, micro: Sequence[str], models: Sequen
                                               if r.bench in models))
 
 
-def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparison],
+def explain_step(plan: Plan, result: AuditResult, analysis: Analysis,
                  results_path: str, display: Display = Display()):
     """Profile diff and remedy trials of a complete audit (ExplainResult), else None.
 
@@ -200,28 +189,31 @@ def explain_step(plan: Plan, result: AuditResult, comparisons: Sequence[Comparis
                   trial_options=trial_options)
     progress = display.explain_progress() if display.explain_progress else nullcontext()
     with progress:
-        return explain(result, progress=progress if display.explain_progress else None,
-                       **kwargs)
+        return explain(result, analysis, progress=progress if display.explain_progress
+                       else None, **kwargs)
 
 
-def confirm_trials(request: AuditRequest, result: AuditResult, display: Display):
+def confirm_trials(request: AuditRequest, result: AuditResult, analysis: Analysis,
+                   display: Display):
     """Issue 29: the trials that confirm an unexplained slowdown's cause, as an explain
     document without profiles (workflows/confirm.py), None when nothing is tried."""
     from eb_torchperf.workflows.confirm import audit_runner, confirm_step
-    return confirm_step(result, audit_runner(result), request.trial_budget_s, display.log)
+    return confirm_step(result, analysis, audit_runner(result, analysis),
+                        request.trial_budget_s, display.log)
 
 
-def save(result: AuditResult, path, explained=None, explain_file: str = "") -> None:
-    """Write the results JSON (and the explain JSON, when there is one)."""
+def save(result: AuditResult, analysis: Analysis, path, explained=None,
+         explain_file: str = "") -> None:
+    """Write the results JSON, its `analysis` section from `analysis` (and the explain
+    JSON, when there is one)."""
     if explained is not None and explain_file:
         explained.save(explain_file)
     if path:
-        result.save(path, analysis_section(result))
+        result.save(path, analysis_section(result, analysis))
 
 
-def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
-                  stem: Optional[str] = None,
-                  comparisons: Optional[Sequence[Comparison]] = None, explained=None,
+def write_reports(result: AuditResult, analysis: Analysis, out_dir, formats: Sequence[str],
+                  stem: Optional[str] = None, explained=None,
                   notes: Sequence[str] = (), title: Optional[str] = None,
                   protected: Sequence = ()) -> dict:
     """The reports of `result` in `formats` (none: nothing written); {format: path}.
@@ -231,8 +223,8 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str],
     if not formats:
         return {}
     from eb_torchperf.present.report import write_reports as write
-    return write(result, out_dir, tuple(formats), stem=stem, comparisons=comparisons,
-                 explain=explained, notes=notes, title=title, protected=protected)
+    return write(result, analysis, out_dir, tuple(formats), stem=stem, explain=explained,
+                 notes=notes, title=title, protected=protected)
 
 
 def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
@@ -243,9 +235,8 @@ def status_of(result: AuditResult, fail_on: str, stored: bool = False) -> int:
         stored: a stored run re-rendered (`report`): its findings alone decide.
     """
     from eb_torchperf.diagnosis.verdict import failed_benchmarks
-    stopped = None if stored or result.complete else (
-        result.errors[-1].get("message", "") if result.errors else "cut short")
-    return exit_status(result.findings, fail_on, stopped=stopped,
+    return exit_status(result.findings, fail_on,
+                       outcome=COMPLETE if stored else result.outcome,
                        failed=bool(failed_benchmarks(result)))
 
 
@@ -293,30 +284,32 @@ def _run(plan: Plan, display: Display) -> PipelineOutcome:
     # what was measured is diagnosed and written first, then the interrupt is taken:
     # no explain step, the reports still written (held too), and exit status 130.
     with interrupts.held(raise_after=False) as late:
-        comparisons, findings = analyse(result, keep_findings=request.keep_findings)
-        result = dataclasses.replace(result, findings=findings)
-        save(result, results_path)
+        analysis = analyse(result, keep_findings=request.keep_findings,
+                           fail_on=request.fail_on, minimum=request.minimum)
+        result = dataclasses.replace(result, findings=analysis.findings)
+        save(result, analysis, results_path)
     explained, explain_file = None, ""
     if request.explain is not None and not late.interrupted:
-        explained = explain_step(plan, result, comparisons, results_path, display)
+        explained = explain_step(plan, result, analysis, results_path, display)
     elif request.reuse_explain and request.results is not None:
         from eb_torchperf.workflows.stored import stored_explain
         explained = stored_explain(request.results, result, display.log)
     elif request.trials and request.results is None:
-        explained = confirm_trials(request, result, display)
+        explained = confirm_trials(request, result, analysis, display)
     if explained is not None:
         from eb_torchperf.diagnosis.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
+        analysis = analysis.with_findings(result.findings, explained.trials)
         if request.explain is not None or request.results is None:
             explain_file = _explain_path(plan, results_path)
-            save(result, results_path, explained, explain_file)
+            save(result, analysis, results_path, explained, explain_file)
     out_dir, stem = _report_place(plan, results_path)
     protected = tuple(p for p in (results_path, request.results, explain_file) if p)
     with interrupts.held(raise_after=False) as during_reports:
-        written = write_reports(result, out_dir, request.formats, stem, comparisons,
-                                explained, protected=protected)
+        written = write_reports(result, analysis, out_dir, request.formats, stem, explained,
+                                protected=protected)
     status = (EXIT_INTERRUPTED if late.interrupted or during_reports.interrupted
               else status_of(result, request.fail_on,
                              stored=request.results is not None and request.explain is None))
-    return PipelineOutcome(result, comparisons, explained, results_path, explain_file,
+    return PipelineOutcome(result, analysis, explained, results_path, explain_file,
                            written, status)

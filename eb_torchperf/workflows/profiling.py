@@ -10,7 +10,6 @@ environment in a fresh target worker only, interleaved with the reference like t
 import dataclasses
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from eb_torchperf.analysis.compare import compare
 from eb_torchperf.analysis.profile_diff import (PROFILE_AGREEMENT, ProfileDiff,
                                                WorkloadProfile, diff_profiles)
 from eb_torchperf.diagnosis import difftrials
@@ -19,6 +18,7 @@ from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure.isolation import reference_overrides
 from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from eb_torchperf.workflows.analyse import compare_trial
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.profile import (DEFAULT_BUDGET_S, DEFAULT_ROUNDS, DEFAULT_WORKLOADS,
                                         MAX_ITERATIONS, WORKLOADS)
@@ -144,19 +144,18 @@ def run_profiles(target: str, reference: str, workloads: Sequence[str] = DEFAULT
     return diffs, errors
 
 
-def run_trials(baseline: AuditResult, trials, options: RunnerOptions,
+def run_trials(baseline: AuditResult, before: Sequence, trials, options: RunnerOptions,
                progress: Optional[Callable] = None) -> List[TrialResult]:
     """Run each planned Trial as an AuditRun of its benchmarks with its target env.
 
     Args:
-        baseline: the audit whose comparisons are the "before" and whose interpreters,
-            suite and probes are reused.
+        baseline: the audit whose interpreters, suite and probes are reused.
+        before: its comparisons (records.analysis.Analysis.comparisons), the "before".
         trials: trials.Trial list (trials.plan_trials).
         options: runner settings of the trials (usually the suite's with pairs=1).
         progress: callable(event, **info), also receives the AuditRun events.
     """
     progress = progress or (lambda event, **info: None)
-    before = compare(baseline)
     results = []
     for index, trial in enumerate(trials):
         progress("trial", index=index, total=len(trials), label=trial.label)
@@ -167,6 +166,7 @@ def run_trials(baseline: AuditResult, trials, options: RunnerOptions,
         run = AuditRun(baseline.target.python, baseline.reference.python, baseline.suite,
                        options, only=list(trial.benches), devices=devices, progress=progress,
                        target_env=env, reference_env=baseline.options.get("reference_env"))
-        results.append(difftrials.with_first_call(summarize_trial(trial, before, run.run()),
-                                                  baseline))
+        measured = run.run()
+        results.append(difftrials.with_first_call(
+            summarize_trial(trial, before, measured, compare_trial(measured)), baseline))
     return results

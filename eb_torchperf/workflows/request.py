@@ -14,6 +14,7 @@ import re
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from eb_torchperf.errors import ConfigError
+from eb_torchperf.records.findings import FAIL_LEVELS
 from eb_torchperf.measure.interleave import SUITE_OPTIONS, RunnerOptions
 from eb_torchperf.measure.reference import check_reference_spec, resolve_interpreter
 from eb_torchperf.present.formats import FORMATS
@@ -26,8 +27,8 @@ from eb_torchperf.workflows.outpath import (  # noqa: F401  (re-exported)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Report formats (present.formats: no Jinja2 or pandas needed to check them).
 REPORT_FORMATS = FORMATS
-#: Severities `fail_on` accepts ("never": findings never fail).
-FAIL_ON = ("info", "warning", "error", "never")
+#: Severities `fail_on` accepts ("never": findings never fail): records.findings.
+FAIL_ON = FAIL_LEVELS
 #: Largest --timeout accepted, seconds (a week): `inf` or 1e300 would overflow the
 #: deadline arithmetic of select() and subprocess.
 MAX_TIMEOUT_S = 7 * 24 * 3600
@@ -83,6 +84,8 @@ class AuditRequest:
         out_dir, stem: where the reports go and their name (default: beside `out`).
         formats: report formats among REPORT_FORMATS (the JSON is `out`).
         fail_on: exit status 1 when a finding is at or above this severity.
+        minimum: the verdict fails below this geometric mean of relative OPS (fraction;
+            the site policy's EB_TORCHPERF_MIN_RELATIVE_OPS), None: no minimum.
         explain: run the explain step after the audit (None: no explain).
         cache_dir, pip_options: where and how a wheel reference venv is built.
         stop_on_sigterm: SIGTERM stops the measurement like Ctrl-C and what was
@@ -117,6 +120,7 @@ class AuditRequest:
     stem: Optional[str] = None
     formats: Tuple[str, ...] = ()
     fail_on: str = "error"
+    minimum: Optional[float] = None
     explain: Optional[ExplainOptions] = None
     cache_dir: Optional[str] = None
     pip_options: Tuple[str, ...] = ()

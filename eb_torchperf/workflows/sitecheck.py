@@ -14,12 +14,15 @@ import time
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from eb_torchperf import __version__
+from eb_torchperf.measure.environ import apply_overrides, own_site_overrides, path_under
 from eb_torchperf.records import safe_write
 from eb_torchperf.present.analysis_doc import analysis as analysis_section
 from eb_torchperf.errors import ConfigError
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report import write_reports
-from eb_torchperf.diagnosis.sitepolicy import Policy, Verdict, judge, own_site_overrides
+from eb_torchperf.diagnosis.sitepolicy import Policy
+from eb_torchperf.present.site_verdict import Verdict, judge
 from eb_torchperf.workflows import pipeline
 from eb_torchperf.workflows.pipeline import with_baseline  # noqa: F401  (sitecheck API)
 from eb_torchperf.workflows.request import AuditRequest
@@ -55,7 +58,7 @@ class CheckOutcome:
         return self.report_paths[0] if self.report_paths else ""
 
 
-def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy,
+def write_outputs(result: AuditResult, analysis: Analysis, verdict: Verdict, policy: Policy,
                   out_dir: str) -> List[str]:
     """Write results JSON, verdict JSON and HTML/Markdown (if available) into `out_dir`.
 
@@ -64,8 +67,8 @@ def write_outputs(result: AuditResult, verdict: Verdict, policy: Policy,
     """
     os.makedirs(out_dir, exist_ok=True)
     results_path = os.path.join(out_dir, RESULTS_NAME)
-    result.save(results_path, analysis_section(result))
-    written = write_reports(result, out_dir, formats=("html", "md"), stem=REPORT_STEM)
+    result.save(results_path, analysis_section(result, analysis))
+    written = write_reports(result, analysis, out_dir, formats=("html", "md"), stem=REPORT_STEM)
     paths = [os.fspath(p) for p in written.values()]
     paths.sort(key=lambda p: not p.endswith(".html"))
     paths.append(results_path)
@@ -84,8 +87,7 @@ def check_torch_location(result: AuditResult, installdir: str) -> None:
         ConfigError: the target imported torch from elsewhere (message has both paths).
     """
     torch_file = result.target.fact("torch", "file") if result.target else None
-    root = os.path.realpath(installdir) + os.sep
-    if torch_file and not os.path.realpath(torch_file).startswith(root):
+    if torch_file and not path_under(torch_file, installdir):
         raise ConfigError("the audited torch %s is not the installation's (%s): set "
                           "EB_TORCHPERF_PYTHON to the interpreter that uses it"
                           % (torch_file, installdir))
@@ -94,12 +96,7 @@ def check_torch_location(result: AuditResult, installdir: str) -> None:
 def _without_own_site(overrides: Optional[Mapping[str, Optional[str]]]) -> dict:
     """`overrides` plus the removal of eb_torchperf's own folder from the PYTHONPATH
     the side ends up with."""
-    merged = dict(os.environ)
-    for key, value in (overrides or {}).items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = value
+    merged = apply_overrides(os.environ, overrides)
     return dict(overrides or {}, **own_site_overrides(merged))
 
 
@@ -109,13 +106,15 @@ def request_of(policy: Policy, target_python: str,
                cache_dir: Optional[str] = None) -> AuditRequest:
     """The pipeline request of a site check: the policy's reference (a results JSON
     is the baseline), suite, benchmarks and pairs; CPU benchmarks, the suite's
-    timeouts; eb_torchperf's own PYTHONPATH entry removed for both sides."""
+    timeouts; the policy's fail level and minimum for the verdict; eb_torchperf's own
+    PYTHONPATH entry removed for both sides."""
     baseline = policy.reference if policy.reference.endswith(".json") else None
     return AuditRequest(
         target=target_python, reference="none" if baseline else policy.reference,
         baseline=baseline, suite=policy.suite, only=tuple(policy.only), pairs=policy.pairs,
         target_env=_without_own_site(target_env), reference_env=_without_own_site(reference_env),
-        allow_same_torch=policy.allow_same_torch, cache_dir=cache_dir and str(cache_dir))
+        allow_same_torch=policy.allow_same_torch, cache_dir=cache_dir and str(cache_dir),
+        fail_on=policy.fail_level, minimum=policy.min_relative_ops)
 
 
 def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
@@ -146,10 +145,10 @@ def run_check(target_python: str, policy: Policy, out_dirs: Sequence[str],
                                       cache_dir),
                            pipeline.Display(log=log))
     result = outcome.result
-    verdict = judge(result, outcome.comparisons, policy)
+    verdict = judge(outcome.analysis.verdict, policy, result.reference is not None)
     paths: List[str] = []
     for out_dir in out_dirs:
-        written = write_outputs(result, verdict, policy, out_dir)
+        written = write_outputs(result, outcome.analysis, verdict, policy, out_dir)
         paths = paths or written
     if installdir:
         check_torch_location(result, installdir)

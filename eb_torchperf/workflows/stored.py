@@ -43,25 +43,24 @@ def compare_stored(before, after, out_dir: Optional[str] = None,
         SchemaError: unreadable files; ConfigError: a run cut short or without target
             measurements.
     """
-    from eb_torchperf.analysis.unpaired import (UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs,
-                                                unpaired_comparisons)
+    from eb_torchperf.analysis.unpaired import UNPAIRED_FLOOR, UNPAIRED_NOTE, combine_runs
     pipeline.validate(AuditRequest(results=str(after), formats=tuple(formats), fail_on=fail_on))
     before, after = pathlib.Path(before), pathlib.Path(after)
     from eb_torchperf.present.run_diff import run_differences
     run_a, run_b = _usable(before), _usable(after)
     combined = combine_runs(run_a, run_b)
     differences = tuple(run_differences(run_a, run_b))
-    comparisons, findings = pipeline.analyse(combined, unpaired_comparisons(combined))
-    combined = dataclasses.replace(combined, findings=findings)
+    analysis = pipeline.analyse(combined, unpaired=True, fail_on=fail_on)
+    combined = dataclasses.replace(combined, findings=analysis.findings)
     note = UNPAIRED_NOTE % (before.name, after.name, round(100 * UNPAIRED_FLOOR))
     written = pipeline.write_reports(
-        combined, out_dir or after.parent, formats,
-        stem or "compare-%s-vs-%s" % (before.stem, after.stem), comparisons,
+        combined, analysis, out_dir or after.parent, formats,
+        stem or "compare-%s-vs-%s" % (before.stem, after.stem),
         notes=(note, "What differs, A → B: " + "; ".join(differences)),
         title="Stored runs compared: %s (reference) vs %s (target)" % (before.name, after.name),
         protected=(before, after))
     status = pipeline.status_of(combined, fail_on, stored=True)
-    outcome = pipeline.PipelineOutcome(combined, comparisons, written=written, status=status)
+    outcome = pipeline.PipelineOutcome(combined, analysis, written=written, status=status)
     return outcome, note, differences
 
 

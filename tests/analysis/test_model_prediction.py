@@ -5,8 +5,14 @@ import math
 
 import pytest
 
+import pathlib
+import sys
+
 from auditcases import comparisons
-from eb_torchperf.analysis import model_prediction as mp
+
+# benchmarks/model_prediction.py serves benchmarks/models_vs_micro.py only (issue 25)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+import model_prediction as mp  # noqa: E402
 from eb_torchperf.analysis.model_rows import model_rows, models_geomean, split
 from eb_torchperf.present.models_view import interval_text
 from eb_torchperf.analysis.profile_diff import OpTime, WorkloadProfile, diff_profiles

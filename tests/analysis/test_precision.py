@@ -65,12 +65,12 @@ def _inconclusive_comparison():
 
 
 def test_inconclusive_row_in_terminal_note_and_results_json():
-    from eb_torchperf.present.analysis_doc import row
+    from eb_torchperf.records.analysis import row_json
     from eb_torchperf.present.terminal import comparison_note, format_relative
     c = _inconclusive_comparison()
     assert c.inconclusive and format_relative(c) == "inconclusive"
     assert comparison_note(c) == "3 pairs, 6 rounds"
-    doc = row(c)
+    doc = row_json(c, "cpu/gemm")
     assert doc["inconclusive"] and doc["relative_ops"] is None and not doc["significant"]
     assert doc["estimate"] == pytest.approx(c.estimate) and 0.7 < doc["estimate"] < 1.3
     assert (doc["pairs"], doc["rounds"]) == (3, 6)
@@ -78,7 +78,7 @@ def test_inconclusive_row_in_terminal_note_and_results_json():
 
 def test_a_row_whose_sides_ran_different_kernels_says_which():
     import dataclasses
-    from eb_torchperf.present.analysis_doc import row
+    from eb_torchperf.records.analysis import row_json
     from eb_torchperf.present.terminal import comparison_note
     c = _inconclusive_comparison()
     on = lambda rate, *k: dataclasses.replace(rate, kernels=k)  # noqa: E731
@@ -86,7 +86,7 @@ def test_a_row_whose_sides_ran_different_kernels_says_which():
                                reference=on(c.reference, "aten::mkldnn_convolution"))
     assert comparison_note(slow) == ("3 pairs, 6 rounds · target ran _slow_conv2d_forward, "
                                      "reference mkldnn_convolution")
-    assert row(slow)["target"]["kernels"] == ["aten::_slow_conv2d_forward"]
+    assert row_json(slow, "cpu/conv")["target"]["kernels"] == ["aten::_slow_conv2d_forward"]
     same = dataclasses.replace(slow, target=on(c.target, "aten::mkldnn_convolution"))
     assert comparison_note(same) == "3 pairs, 6 rounds"
     one_side = dataclasses.replace(slow, reference=on(c.reference))

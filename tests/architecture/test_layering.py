@@ -3,7 +3,9 @@
 probe -> records -> measure -> analysis -> diagnosis -> present -> workflows -> shells.
 A module may import its own layer and the layers to its left, never one to its right;
 heavy or host-specific libraries are imported only where docs/architecture.md says.
-Imports inside functions count too (a lazy import is still a dependency).
+Imports inside functions count too (a lazy import is still a dependency).  present/
+renders records only (issue 25), and an audit's analysis (compare, differences, the
+diagnosis, the verdict) is computed in the pipeline's analysis step alone.
 """
 
 import ast
@@ -78,6 +80,63 @@ def _violations():
                 found.append(where + " (%s is for %s only)"
                              % (top, ", ".join(sorted(ALLOWED_IMPORTERS[top]))))
     return found
+
+
+#: What present/ may import from the package: the records it renders, the error types,
+#: and its own helpers.  Numbers it shows come computed in records.analysis.Analysis.
+PRESENT_MAY_IMPORT = {"present", "records", "errors"}
+#: The analysis of an audit (issue 25): these functions run in one module only, the
+#: pipeline's analysis step, which builds the records.analysis.Analysis all others receive.
+ANALYSIS_FUNCTIONS = {"compare", "differences", "assess", "diagnose", "unpaired_comparisons"}
+ANALYSIS_STEP = {"workflows/analyse.py"}
+
+
+def _present_imports():
+    return ["%s:%d imports %s" % (rel, line, name)
+            for rel, tree in _modules() if _part(rel) == "present"
+            for name, line in _imports(tree)
+            if name.startswith("eb_torchperf.")
+            and name.split(".")[1] not in PRESENT_MAY_IMPORT]
+
+
+def _analysis_calls():
+    found = []
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = getattr(func, "id", None) or getattr(func, "attr", None)
+            if name in ANALYSIS_FUNCTIONS and str(rel) not in ANALYSIS_STEP:
+                found.append("%s:%d calls %s" % (rel, node.lineno, name))
+    return found
+
+
+def test_present_imports_only_records():
+    assert _present_imports() == []
+
+
+def test_the_analysis_is_computed_only_in_the_pipelines_analysis_step():
+    assert _analysis_calls() == []
+
+
+@pytest.mark.parametrize("path, source, found", [
+    ("present/view.py", "from eb_torchperf.analysis.compare import geomean_relative_ops\n",
+     "imports eb_torchperf.analysis.compare"),
+    ("present/view.py", "from eb_torchperf.diagnosis import verdict\n",
+     "imports eb_torchperf.diagnosis"),
+    ("cli/report.py", "def f(r):\n    return compare(r)\n", "calls compare"),
+    ("present/render.py", "def f(r, c):\n    return verdict.assess(r, c)\n", "calls assess"),
+])
+def test_the_checks_catch_a_computing_presentation(tmp_path, monkeypatch, path, source, found):
+    """The checkers themselves: presentation that imports the analysis, or a shell
+    that compares an audit again, is reported."""
+    fake = tmp_path / "eb_torchperf"
+    (fake / path).parent.mkdir(parents=True)
+    (fake / path).write_text(source)
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    reported = _present_imports() + _analysis_calls()
+    assert len(reported) == 1 and found in reported[0], reported
 
 
 def test_every_top_level_entry_has_a_rank():

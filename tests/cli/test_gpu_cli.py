@@ -17,7 +17,8 @@ def test_gpu_command_prints_findings_and_writes_markdown(tmp_path, capsys):
                        "--markdown", str(out), "--fail-on", "warning"])
     assert status == 1
     text = capsys.readouterr().out
-    assert "WARNING gpu-launch-blocking: Kernel launches are synchronous" in text
+    assert "WARNING gpu-launch-blocking  Kernel launches are synchronous" in text
+    assert "remedy: " in text and "advice:" not in text
     markdown = out.read_text()
     assert "| launch_cuda sync=False | µs/op | 17.04 | 10.26 |" in markdown
     assert "- **gpu-launch-blocking** (warning)" in markdown

@@ -161,7 +161,9 @@ def test_gpu_markdown_escapes_values(tmp_path):
     facts["gpu"] = dict(facts["gpu"], devices=[dict(facts["gpu"]["devices"][0],
                                                     name="H200 | <img src=x>\n\n# x")])
     target = dataclasses.replace(result.target, facts=facts)
-    text = markdown(dataclasses.replace(result, target=target), [])
+    from eb_torchperf.cli.gpu import analyse, tables
+    changed = dataclasses.replace(result, target=target)
+    text = markdown([], tables(changed, analyse(changed)))
     assert "<img" not in text and "\n\n# x" not in text
     assert "H200 \\| &lt;img src=x&gt;<br><br># x" in text
 

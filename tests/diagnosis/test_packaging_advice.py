@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from eb_torchperf.diagnosis.diagnose import diagnose
+from testdata import diagnose
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult, ProbeResult
 from eb_torchperf.diagnosis.packaging_advice import advise

@@ -13,6 +13,7 @@ from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.remedies import discover_host
 from eb_torchperf.measure.runner import run_probe
 from eb_torchperf.diagnosis.facts import mapped, plain_libblas, usable_cores
+from eb_torchperf.analysis.compare import compare
 from eb_torchperf.diagnosis.trials import plan_trials, summarize_trial
 
 
@@ -54,7 +55,7 @@ def test_openblas_provider_is_loaded_in_the_child(debian_probe, wheel_python):
     assert plain_libblas(audit.reference) is None  # the wheel's MKL is linked in statically
     assert {(r.bench, r.side) for r in audit.results} == {("matmul_fp32", "target"),
                                                           ("matmul_fp32", "reference")}
-    result = summarize_trial(trial, [], audit)
+    result = summarize_trial(trial, [], audit, compare(audit))
     assert result.applied
     assert result.effect.startswith("BLAS mapped: " + OPENBLAS_DIR + "/")
     assert result.rows[0].before is None and result.rows[0].after > 0
@@ -68,7 +69,7 @@ def test_combined_remedies_all_take_effect(debian_probe, wheel_python):
     trial = trial_for(debian_probe, "OMP_NUM_THREADS", combined=True)
     audit = AuditRun(debian_probe.python, wheel_python, "quick", TINY, only=list(trial.benches),
                      target_env=trial.env).run()
-    result = summarize_trial(trial, [], audit)
+    result = summarize_trial(trial, [], audit, compare(audit))
     assert result.applied, result.effect
     assert "intra-op threads: %d" % cores in result.effect
     assert debian_probe.fact("torch", "intra_op_threads") == 1

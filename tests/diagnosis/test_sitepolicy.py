@@ -8,12 +8,14 @@ import pytest
 
 from eb_torchperf.diagnosis import sitepolicy
 from eb_torchperf.analysis.compare import compare
+from eb_torchperf.diagnosis.verdict import assess
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.workflows.sitecheck import with_baseline
-from eb_torchperf.diagnosis.sitepolicy import (Policy, env_diff, judge, own_site_overrides, parse_percent,
-                                     policy_from_env, without_root)
+from eb_torchperf.diagnosis.sitepolicy import Policy, parse_percent, policy_from_env
+from eb_torchperf.measure.environ import env_diff, own_site_overrides, without_root
+from eb_torchperf.present.site_verdict import judge
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "easybuild.md"
 
@@ -84,12 +86,18 @@ def _result(target_s=2e-3, reference_s=1e-3, findings=(), complete=True, errors=
                        findings=tuple(findings), complete=complete, errors=tuple(errors))
 
 
+def _judge(result, comparisons, policy):
+    """The site policy's judgement of the verdict the pipeline assesses under it."""
+    return judge(assess(result, comparisons, policy.fail_level, policy.min_relative_ops),
+                 policy)
+
+
 def _finding(severity, rule_id="r"):
     return Finding(rule_id, severity, "title of %s" % rule_id, {}, "advice", "https://x")
 
 
 def test_clean_verdict_states_the_geomean():
-    verdict = judge(_result(1e-3, 1e-3), compare(_result(1e-3, 1e-3)), Policy())
+    verdict = _judge(_result(1e-3, 1e-3), compare(_result(1e-3, 1e-3)), Policy())
     assert (verdict.status, verdict.geomean_relative_ops) == ("ok", 1.0)
     assert verdict.summary == "clean: geomean relative OPS 100 % of reference"
 
@@ -97,7 +105,7 @@ def test_clean_verdict_states_the_geomean():
 def test_finding_at_fail_level_fails_with_its_line():
     result = _result(findings=[_finding("warning", "a"), _finding("error", "b"),
                                _finding("error", "c")])
-    verdict = judge(result, compare(result), Policy())
+    verdict = _judge(result, compare(result), Policy())
     assert verdict.status == "fail"
     assert [f.rule_id for f in verdict.blocking] == ["b", "c"]
     assert verdict.summary == ("FAIL: [error] b: title of b (+1 more); "
@@ -106,17 +114,17 @@ def test_finding_at_fail_level_fails_with_its_line():
 
 def test_finding_below_fail_level_warns():
     result = _result(findings=[_finding("warning", "a"), _finding("info", "i")])
-    verdict = judge(result, compare(result), Policy())
+    verdict = _judge(result, compare(result), Policy())
     assert (verdict.status, verdict.blocking) == ("warning", ())
     assert verdict.summary.startswith("WARNING: 1 finding(s) below the fail level, first "
                                       "[warning] a: title of a; ")
-    assert judge(result, compare(result), Policy(fail_level="warning")).status == "fail"
+    assert _judge(result, compare(result), Policy(fail_level="warning")).status == "fail"
 
 
 def test_minimum_is_strict_at_the_boundary():
     result = _result(2e-3, 1e-3)  # relative OPS exactly 0.5
-    assert judge(result, compare(result), Policy(min_relative_ops=0.5)).status == "ok"
-    below = judge(result, compare(result), Policy(min_relative_ops=0.5000001))
+    assert _judge(result, compare(result), Policy(min_relative_ops=0.5)).status == "ok"
+    below = _judge(result, compare(result), Policy(min_relative_ops=0.5000001))
     assert below.status == "fail" and below.below_minimum
     assert below.summary == ("FAIL: geomean relative OPS 50 % of reference (minimum 50 %), "
                              "BELOW MINIMUM")
@@ -125,7 +133,7 @@ def test_minimum_is_strict_at_the_boundary():
 def test_incomplete_audit_fails_with_its_error():
     result = _result(complete=False, errors=[{"side": "target", "message": "target x: worker "
                                               "killed by signal SIGSEGV"}])
-    verdict = judge(result, compare(result), Policy())
+    verdict = _judge(result, compare(result), Policy())
     assert verdict.status == "fail"
     assert verdict.summary.startswith("FAIL: audit incomplete: target x: worker killed by "
                                       "signal SIGSEGV; ")
@@ -134,7 +142,7 @@ def test_incomplete_audit_fails_with_its_error():
 def test_no_reference_never_fails_the_minimum():
     result = AuditResult(suite="quick", options={}, target=None, reference=None,
                          results=(_bench("target", 1e-3),))
-    verdict = judge(result, compare(result), Policy(min_relative_ops=0.9))
+    verdict = _judge(result, compare(result), Policy(min_relative_ops=0.9))
     assert (verdict.status, verdict.geomean_relative_ops) == ("ok", None)
     assert verdict.summary == "clean: no relative OPS (no reference measured)"
 
@@ -189,11 +197,11 @@ def test_a_minimum_is_not_passed_by_rows_left_inconclusive():
     result = _result(1e-3, 1e-3)
     vague = [dataclasses.replace(c, relative_ops=None, inconclusive=True, estimate=1.0)
              for c in compare(result)]
-    plain = judge(result, vague, Policy())
+    plain = _judge(result, vague, Policy())
     assert plain.status == "ok"
     # never "clean" when no row decided (issue 26)
     assert plain.summary == ("UNDECIDED: relative OPS inconclusive (1 row; more pairs: "
                              "EB_TORCHPERF_PAIRS)")
-    gated = judge(result, vague, dataclasses.replace(Policy(), min_relative_ops=0.5))
+    gated = _judge(result, vague, dataclasses.replace(Policy(), min_relative_ops=0.5))
     assert gated.status == "fail" and gated.below_minimum
     assert gated.summary.endswith("minimum not shown, BELOW MINIMUM")

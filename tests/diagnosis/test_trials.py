@@ -111,7 +111,7 @@ def test_summarize_trial_sets_after_against_before():
     trial = plan_trials(debian(), DEBIAN_HOST)[0][0]
     after = audit(debian_with_openblas(), {"matmul_fp32": (0.004, 0.002),
                                            "layernorm": (0.01, 0.005)})
-    result = summarize_trial(trial, compare(baseline), after)
+    result = summarize_trial(trial, compare(baseline), after, compare(after))
     assert result.applied and result.verdict == "partly recovered"
     matmul, layernorm = result.rows
     assert (matmul.bench, matmul.gemm) == ("matmul_fp32", True)
@@ -121,7 +121,8 @@ def test_summarize_trial_sets_after_against_before():
     assert result.group(True) == (pytest.approx(0.02), pytest.approx(0.5), 1)
     assert result.summary() == (OPENBLAS_LABEL + ": GEMM rows 0.02 -> 0.50, other rows "
                                 "0.50 -> 0.50 of the reference (partly recovered)")
-    same = summarize_trial(trial, compare(baseline), audit(debian(), {"matmul_fp32": (0.004, 0.002)}))
+    unchanged = audit(debian(), {"matmul_fp32": (0.004, 0.002)})
+    same = summarize_trial(trial, compare(baseline), unchanged, compare(unchanged))
     assert (same.applied, same.verdict) == (False, "not applied")
 
 
@@ -145,8 +146,8 @@ def test_judge_failed_and_not_applied():
 def test_trial_result_json_round_trip():
     baseline = audit(debian(), {"matmul_fp32": (0.1, 0.002)})
     trial = plan_trials(debian(), DEBIAN_HOST)[0][0]
-    result = summarize_trial(trial, compare(baseline),
-                             audit(debian_with_openblas(), {"matmul_fp32": (0.004, 0.002)}))
+    after = audit(debian_with_openblas(), {"matmul_fp32": (0.004, 0.002)})
+    result = summarize_trial(trial, compare(baseline), after, compare(after))
     data = result.to_json()
     assert data["rows"][0]["gain"] == pytest.approx(25.0)
     assert data["summary"].endswith("GEMM rows 0.02 -> 0.50 of the reference (partly recovered)")

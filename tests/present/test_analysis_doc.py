@@ -2,7 +2,8 @@
 
 import json
 
-from eb_torchperf.diagnosis.diagnose import load_rules, with_findings
+from eb_torchperf.diagnosis.diagnose import load_rules
+from testdata import record, with_findings
 from eb_torchperf.records.measurements import SCHEMA_VERSION, AuditResult, load_results
 from eb_torchperf.present.analysis_doc import analysis as analysis_section
 from eb_torchperf.probe import registry
@@ -15,7 +16,7 @@ def test_saved_document_carries_rows_differences_findings_verdict(tmp_path):
     assert golden_document()["schema_version"] == 1  # version 1 still loads
     result = with_findings(load_results(GOLDEN))
     path = tmp_path / "r.json"
-    result.save(path, analysis_section(result))
+    result.save(path, analysis_section(result, record(result)))
     data = json.loads(path.read_text())
     assert data["schema_version"] == SCHEMA_VERSION == 3
     analysis = data["analysis"]

@@ -6,8 +6,8 @@ import pytest
 
 from eb_torchperf.present import gpusummary
 from eb_torchperf.diagnosis import peak
-from eb_torchperf.analysis.compare import compare
 from eb_torchperf.records.measurements import load_results
+from testdata import record
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
@@ -29,14 +29,14 @@ def test_peak_for_unknown_device():
 
 def test_rows_of_the_h200_audit():
     result = load_results(DATA / "h200-quick-normal.json")
-    comparisons = compare(result)
-    assert gpusummary.device_name(result.target) == "NVIDIA H200"
-    (gemm,) = gpusummary.gemm_rows(comparisons, "NVIDIA H200")
+    comparisons = record(result)
+    assert record(result).gpu["device"] == "NVIDIA H200"
+    (gemm,) = gpusummary.gemm_rows(comparisons)
     assert gemm.dtype == "bf16" and round(gemm.tflops, 1) == 644.3
     # the fastest sample of the target (pair 0) is also the fastest of both sides
     assert round(gemm.burst_tflops, 1) == 681.6
     assert round(gemm.of_peak, 4) == round(681.585 / 989.5, 4) and gemm.of_best == 1.0
-    (ref,) = gpusummary.gemm_rows(comparisons, "NVIDIA H200", side="reference")
+    (ref,) = gpusummary.gemm_rows(comparisons, side="reference")
     assert round(ref.burst_tflops, 1) == 680.9
     assert round(ref.of_best, 4) == round(680.913 / 681.585, 4)
     rows = {(d.label.split()[0], d.side): d for d in gpusummary.dispatch_rows(comparisons)}
@@ -59,7 +59,7 @@ def test_config_rows_mark_the_differing_setting_only():
 def test_allreduce_row_of_the_two_gpu_audit():
     """One process per GPU (probe/collective.py), 2 worker pairs on 2x H200."""
     result = load_results(DATA / "h200x2-allreduce.json")
-    (row,) = gpusummary.rate_rows(compare(result))
+    (row,) = gpusummary.rate_rows(record(result))
     assert row.label == "allreduce_nccl mib=256 gpus=2" and row.unit == "GB/s"
     assert (round(row.target, 1), round(row.reference, 1)) == (296.3, 295.3)
     assert {s["bench"] for s in result.skipped} == set()  # --only allreduce_nccl
@@ -69,7 +69,7 @@ def test_burst_gemm_of_the_two_gpu_quick_audit_is_within_95_percent_of_cublas_be
     """bf16 8192^3: best sample vs the best cuBLAS figure measured apart on that machine
     type (reports/examples/h200-cublas-best.json: 774.6 TFLOP/s, 4096^3 after warm-up)."""
     result = load_results(DATA / "h200x2-quick-normal.json")
-    (gemm,) = gpusummary.gemm_rows(compare(result), "NVIDIA H200")
+    (gemm,) = gpusummary.gemm_rows(record(result))
     assert (round(gemm.tflops, 1), round(gemm.burst_tflops, 1)) == (708.1, 785.3)
     assert gemm.burst_tflops / 774.6 >= 0.95
 

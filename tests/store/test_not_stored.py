@@ -24,7 +24,7 @@ def measured(monkeypatch):
         with open(request.out, "w") as handle:
             json.dump(document, handle)
         result = load_results(request.out)
-        return pipeline.PipelineOutcome(result, (), results_path=request.out,
+        return pipeline.PipelineOutcome(result, pipeline.analyse(result), results_path=request.out,
                                         status=pipeline.status_of(result, request.fail_on))
     monkeypatch.setattr(pipeline, "run", run)
 

@@ -7,6 +7,7 @@ from eb_torchperf.diagnosis.remedies import Trial
 from eb_torchperf.diagnosis.trials import TrialResult
 from eb_torchperf.workflows import confirm
 from auditcases import golden_result
+from testdata import record
 
 
 def single(key):
@@ -67,7 +68,7 @@ def test_budget_default_is_30_s_or_30_percent_of_the_audit():
 def test_no_unexplained_slowdown_no_trial():
     run_one, ran = runner("A")
     result = dataclasses.replace(golden_result(), findings=())
-    assert confirm.confirm_step(result, run_one, log=lambda line: None) is None
+    assert confirm.confirm_step(result, record(result), run_one, log=lambda line: None) is None
     assert ran == []
 
 

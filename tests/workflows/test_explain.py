@@ -24,6 +24,7 @@ from eb_torchperf.present.terminal_explain import format_seconds, op_sentence, p
 from eb_torchperf.diagnosis.trials import TrialResult, TrialRow
 
 from auditcases import golden_result
+from testdata import record
 from explain_helpers import (DEBIAN_BERT_EVAL, DEBIAN_FACTS, WHEEL_BERT_EVAL, golden_facts,
                              probe_from)
 
@@ -84,7 +85,7 @@ def test_explain_needs_a_reference():
                            probe_from(golden_facts(DEBIAN_FACTS)), None)
     with pytest.raises(ConfigError, match="explain needs a baseline audit with a target and a "
                                           "reference"):
-        explain(baseline)
+        explain(baseline, record(baseline))
     with pytest.raises(ValueError, match="rounds and max_iterations must be >= 1"):
         ProfileOptions(rounds=0)
 
@@ -195,11 +196,14 @@ def test_trials_of_a_one_build_baseline_may_load_that_build_on_both_sides(monkey
 
     seen = []
     monkeypatch.setattr(explain_job, "run_trials",
-                        lambda baseline, trials, options, progress: seen.append(options) or [])
+                        lambda baseline, before, trials, options, progress:
+                        seen.append(options) or [])
     baseline = golden_result()
     one_build = dc.replace(baseline, options=dict(baseline.options, allow_same_torch=True))
-    explain_job._try_remedies(one_build, BlasHost(providers=()), RunnerOptions(pairs=1), None)
-    explain_job._try_remedies(baseline, BlasHost(providers=()), RunnerOptions(pairs=1), None)
+    explain_job._try_remedies(one_build, record(one_build), BlasHost(providers=()),
+                              RunnerOptions(pairs=1), None)
+    explain_job._try_remedies(baseline, record(baseline), BlasHost(providers=()),
+                              RunnerOptions(pairs=1), None)
     assert [o.allow_same_torch for o in seen] == [True, False]
 
 
@@ -222,7 +226,8 @@ def test_explain_gives_the_profiles_the_audits_figure_of_each_model(monkeypatch)
         seen.update(kwargs, workloads=workloads)
         return [], []
     monkeypatch.setattr(explain_job, "run_profiles", run_profiles)
-    explain(baseline, workloads=("dlrm_infer", "resnet50_train", "dlrm"), try_remedies=False)
+    explain(baseline, record(baseline), workloads=("dlrm_infer", "resnet50_train", "dlrm"),
+            try_remedies=False)
     figures = {c.bench: c.estimate for c in compare(baseline)}
     assert seen["measured"] == {"dlrm_infer": figures["dlrm_infer"],
                                 "resnet50_train": figures["resnet50_train"]}

@@ -8,13 +8,14 @@ effect") and whether a trial can change it at run time.
 
 from typing import List, Sequence
 
-from eb_torchperf.diagnosis.differences import Difference, value_text
+from eb_torchperf.present.units import value_text
 
-def differences_rows(diffs: Sequence[Difference], fired: Sequence[str] = ()) -> List[dict]:
+
+def differences_rows(diffs: Sequence, fired: Sequence[str] = ()) -> List[dict]:
     """{group, key, target, reference, effect, run_time} per difference.
 
     Args:
-        diffs: differences.differences(target, reference).
+        diffs: diagnosis.differences.Difference list (Analysis.differences).
         fired: rule ids of the audit's findings: a rule that fired explains its rows.
     """
     rows = []

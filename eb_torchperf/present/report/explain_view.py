@@ -8,16 +8,13 @@ the report reads the same as `eb-torchperf explain` in the terminal.
 
 from typing import List, Optional
 
-from eb_torchperf.diagnosis.explanation import ExplainResult
-from eb_torchperf.analysis.profile_diff import ProfileDiff
 from eb_torchperf.present.terminal import format_params, format_ratio, format_seconds, format_share
-from eb_torchperf.diagnosis.trials import TrialResult
 
 #: Operators of the overall diff shown in the report (profile_diff.ProfileDiff.top_ops).
 REPORT_TOP_OPS = 8
 
 
-def _workload_rows(result: ExplainResult) -> List[dict]:
+def _workload_rows(result) -> List[dict]:
     rows = []
     for d in result.profiles:
         top = ", ".join("%s %s" % (o.op, format_share(o.share)) for o in d.top_ops(limit=3))
@@ -27,14 +24,14 @@ def _workload_rows(result: ExplainResult) -> List[dict]:
     return rows
 
 
-def _operator_rows(overall: ProfileDiff) -> List[dict]:
+def _operator_rows(overall) -> List[dict]:
     titles = {b.backend: b.title for b in overall.backends}
     return [{"op": o.op, "share": format_share(o.share), "target": format_seconds(o.target_s),
              "reference": format_seconds(o.reference_s), "backend": titles[o.backend]}
             for o in overall.top_ops(limit=REPORT_TOP_OPS)]
 
 
-def _profile_view(result: ExplainResult) -> Optional[dict]:
+def _profile_view(result) -> Optional[dict]:
     overall = result.overall
     if overall is None:
         return None
@@ -55,7 +52,7 @@ def _env_text(env: dict) -> str:
                      for k, v in env.items()) or "none"
 
 
-def _trial_view(index: int, trial: TrialResult) -> dict:
+def _trial_view(index: int, trial) -> dict:
     rows = [{"bench": r.bench, "params": format_params(r.params),
              "before": format_ratio(r.before) or "—", "after": format_ratio(r.after) or "—",
              "interval": ("%s – %s" % (format_ratio(r.after_ci_low), format_ratio(r.after_ci_high))
@@ -67,7 +64,7 @@ def _trial_view(index: int, trial: TrialResult) -> dict:
             "verdict": trial.verdict, "error": trial.error or "", "rows": rows}
 
 
-def explain_view(result: ExplainResult) -> dict:
+def explain_view(result) -> dict:
     """The Explain section: profile diff, remedy trials, what needs a rebuild.
 
     Args:

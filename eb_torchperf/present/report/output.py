@@ -12,11 +12,10 @@ from typing import Dict, Optional, Sequence
 
 import jinja2
 
-from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.present import escape
 from eb_torchperf.errors import WriteError
 from eb_torchperf.records import safe_write
-from eb_torchperf.diagnosis.explanation import ExplainResult
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report.render import build_view
 
@@ -72,10 +71,12 @@ def render_markdown(view: dict) -> str:
     return _environment(markdown=True).get_template("report.md.j2").render(**view)
 
 
-def render_json(result: AuditResult) -> str:
-    """The results document itself (schema-versioned), findings and analysis included."""
+def render_json(result: AuditResult, record: Analysis) -> str:
+    """The results document itself (schema-versioned), findings and the analysis
+    section of `record` (the same analysis the HTML and Markdown reports show)."""
     from eb_torchperf.present.analysis_doc import analysis
-    return json.dumps(result.to_document(analysis(result)), indent=1, default=str) + "\n"
+    return json.dumps(result.to_document(analysis(result, record)), indent=1,
+                      default=str) + "\n"
 
 
 def default_stem(result: AuditResult) -> str:
@@ -84,20 +85,20 @@ def default_stem(result: AuditResult) -> str:
     return "torchperf-%s-%s" % (digits[:8], digits[8:14]) if len(digits) >= 14 else "torchperf"
 
 
-def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS,
-                  stem: Optional[str] = None,
-                  comparisons: Optional[Sequence[Comparison]] = None,
+def write_reports(result: AuditResult, analysis: Analysis, out_dir,
+                  formats: Sequence[str] = FORMATS, stem: Optional[str] = None,
                   title: Optional[str] = None, notes: Sequence[str] = (),
-                  explain: Optional[ExplainResult] = None,
-                  protected: Sequence = ()) -> Dict[str, pathlib.Path]:
+                  explain=None, protected: Sequence = ()) -> Dict[str, pathlib.Path]:
     """Write the report of `result` in each format into `out_dir`.
 
     Args:
-        result: the audit, with findings (diagnose.with_findings).
+        result: the audit, with findings (the analysis' findings).
+        analysis: what the pipeline computed (records.analysis.Analysis); every
+            format shows it.
         out_dir: folder (created if missing).
         formats: subset of FORMATS.
         stem: file name without suffix (default: default_stem(result)).
-        comparisons, title, notes: passed to build_view (the compare command uses them).
+        title, notes: passed to build_view (the compare command uses them).
         explain: the audit's explain document (explain.find_explain(results path)):
             adds the "Explain: profile diff and remedy trials" section to HTML and
             Markdown; the JSON report stays the results document alone.
@@ -118,10 +119,10 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = FORMATS
     except WriteError as exc:
         raise WriteError("cannot write reports into %s: %s" % (folder, exc)) from None
     stem = stem or default_stem(result)
-    view = (build_view(result, comparisons, title, notes, explain)
+    view = (build_view(result, analysis, title, notes, explain)
             if set(formats) - {"json"} else None)
     renderers = {"html": lambda: render_html(view), "md": lambda: render_markdown(view),
-                 "json": lambda: render_json(result)}
+                 "json": lambda: render_json(result, analysis)}
     written = {}
     for fmt in formats:
         path = folder / (stem + SUFFIXES[fmt])

@@ -7,23 +7,16 @@ here; templates only lay out.
 
 from typing import List, Optional, Sequence
 
-from eb_torchperf.analysis.compare import Comparison, compare, geomean_relative_ops
-from eb_torchperf.diagnosis.verdict import assess
-from eb_torchperf.analysis.precision import INCONCLUSIVE_HALF_WIDTH
 from eb_torchperf.present.configdiff import config_rows
-from eb_torchperf.diagnosis.explanation import ExplainResult
+from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.findings import SEVERITIES, Finding, sort_findings
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
-from eb_torchperf.analysis.model_rows import mode_geomeans, model_rows, split
+from eb_torchperf.present.findings_view import finding_view
 from eb_torchperf.present.models_view import row_cells
-from eb_torchperf.probe.suite_models import MODEL_ROWS
-from eb_torchperf.diagnosis.peak import clock_mhz, peak_fractions
-from eb_torchperf.diagnosis.evidence import cores_evidence
 from eb_torchperf.present.units import evidence_text
 from eb_torchperf.present.report.chart import Bar, chart
 from eb_torchperf.present.report.explain_view import explain_view
 from eb_torchperf.present.report.tables import comparison_frame, format_params, ops_rows, pct, raw_rows
-from eb_torchperf.diagnosis.differences import differences
 from eb_torchperf.present.report.differences_view import differences_rows
 from eb_torchperf.present.host_view import host_rows, host_status, isolation_notes, only_host
 
@@ -37,20 +30,19 @@ def _torch_line(probe: Optional[ProbeResult]) -> str:
     return "torch %s (%s)" % (probe.fact("torch", "version") or "?", probe.python)
 
 
-def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
+def verdict(analysis: Analysis) -> dict:
     """The one-line verdict: worst severity, counts, top finding, geometric mean
-    (a rendering of diagnosis.verdict.assess).
+    (a rendering of the analysis' diagnosis.verdict.Verdict).
 
     Returns:
         {"level": "error" | "warning" | "info" | "ok", "text": one line}.
     """
-    judged = assess(result, comparisons)
+    judged, comparisons = analysis.verdict, analysis.comparisons
     level = judged.level
     counts = ", ".join("%d %s" % (n, s + ("s" if n != 1 and s != "info" else ""))
                        for s, n in judged.counts.items())
-    models, micro = split(comparisons)
     speed = {
-        "measured": lambda: (models_speed(models, micro) if geomean_relative_ops(models)
+        "measured": lambda: (models_speed(analysis) if analysis.geomeans.get("models")
                              else "target at %s of the reference (geometric mean of %d "
                                   "benchmarks%s)" % (pct(judged.geomean), judged.benchmarks,
                                                      "; %d inconclusive" % judged.inconclusive
@@ -59,7 +51,7 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
                                 "than ±%.0f %% or not clear of the A/A floor)" % (
                                     judged.inconclusive, len(comparisons),
                                     "" if len(comparisons) == 1 else "s",
-                                    100 * INCONCLUSIVE_HALF_WIDTH),
+                                    100 * analysis.inconclusive_half_width),
         "no-pair": lambda: "no benchmark measured on both sides",
         "nothing-measured": lambda: "nothing measured (%s)" % (
             judged.problem if judged.complete and judged.problem else
@@ -85,29 +77,22 @@ def verdict(result: AuditResult, comparisons: Sequence[Comparison]) -> dict:
     return {"level": level, "text": "; ".join(parts) + "."}
 
 
-def models_speed(models: Sequence[Comparison], micro: Sequence[Comparison]) -> str:
+def models_speed(analysis: Analysis) -> str:
     """The verdict's speed clause when models were run: the models' geometric mean
     first (the figure sites quote, TorchBench-like), then the micro-suite's."""
-    measured = [c for c in models if c.relative_ops is not None]
-    names = {r.model for r in model_rows(measured)}
-    modes = {MODEL_ROWS[c.bench][1] for c in measured}
+    measured = [c for c in analysis.models if c.relative_ops is not None]
+    names = {analysis.model_benches[c.bench][0] for c in measured}
+    modes = {analysis.model_benches[c.bench][1] for c in measured}
     kinds = " and ".join(label for mode, label in (("infer", "inference"), ("train", "training"))
                          if mode in modes)
     text = "target at %s of the reference on %d model%s (geometric mean of %d %s row%s)" % (
-        pct(geomean_relative_ops(measured)), len(names), "" if len(names) == 1 else "s",
+        pct(analysis.geomeans["models"]), len(names), "" if len(names) == 1 else "s",
         len(measured), kinds, "" if len(measured) == 1 else "s")
-    micro_geo = geomean_relative_ops(micro)
+    micro_geo = analysis.geomeans.get("micro")
     if micro_geo is not None:
         text += "; micro-suite %s (geometric mean of %d benchmarks)" % (
-            pct(micro_geo), sum(c.relative_ops is not None for c in micro))
+            pct(micro_geo), sum(c.relative_ops is not None for c in analysis.micro))
     return text
-
-
-def _finding_view(finding: Finding) -> dict:
-    return {"rule_id": finding.rule_id, "severity": finding.severity, "title": finding.title,
-            "evidence": [{"name": str(k), "value": evidence_text(v)}
-                         for k, v in finding.evidence.items()],
-            "advice": finding.advice, "source": finding.source, "subject": finding.subject}
 
 
 def _display(value) -> str:
@@ -129,11 +114,11 @@ def findings_groups(findings: Sequence[Finding]) -> List[dict]:
     """Non-empty groups by severity, most severe first: {severity, label, entries}."""
     ordered = sort_findings(findings)
     return [{"severity": s, "label": SEVERITY_LABELS[s],
-             "entries": [_finding_view(f) for f in ordered if f.severity == s]}
+             "entries": [finding_view(f) for f in ordered if f.severity == s]}
             for s in reversed(SEVERITIES) if any(f.severity == s for f in ordered)]
 
 
-def _chart(comparisons: Sequence[Comparison], fractions: dict) -> Optional[dict]:
+def _chart(comparisons: Sequence, fractions: dict) -> Optional[dict]:
     bars = [Bar("%s %s" % (c.bench, format_params(c.params)), c.relative_ops, c.ci_low, c.ci_high)
             for c in comparisons if c.relative_ops is not None]
     if bars:
@@ -145,7 +130,7 @@ def _chart(comparisons: Sequence[Comparison], fractions: dict) -> Optional[dict]
                        "bandwidth (GB/s)", "peak")
 
 
-def _pools_text(probe: ProbeResult) -> str:
+def _pools_text(probe: ProbeResult, runtime: Optional[dict] = None) -> str:
     pools = probe.fact("threadpools", "pools") or []
     return "; ".join("%s %s%s: %s threads" % (
         p.get("user_api"), p.get("internal_api"),
@@ -153,43 +138,47 @@ def _pools_text(probe: ProbeResult) -> str:
         p.get("num_threads")) for p in pools) or MISSING
 
 
-def _cpu_text(probe: ProbeResult) -> str:
-    mhz, source = clock_mhz((probe.facts or {}).get("cpu") or {})
+def _cpu_text(probe: ProbeResult, runtime: dict) -> str:
+    mhz, source = runtime.get("clock") or (None, "")
     clock = "%.0f MHz (%s)" % (mhz, source) if mhz else "clock unknown"
     return "%s %s, family %s, %s" % (probe.fact("cpu", "vendor") or "", probe.fact("cpu", "model")
                                      or "", probe.fact("cpu", "family") or "?", clock)
 
 
-#: label -> getter(ProbeResult) -> display string, for the runtime section.
+#: label -> getter(ProbeResult, the side's Analysis.runtime) -> display string, for the
+#: runtime section.
 RUNTIME_ROWS = (
-    ("python", lambda p: "%s (%s)" % (p.fact("python", "executable") or p.python,
+    ("python", lambda p, rt: "%s (%s)" % (p.fact("python", "executable") or p.python,
                                       p.fact("python", "version") or "?")),
-    ("torch", lambda p: "%s %s" % (p.fact("torch", "version"), p.fact("torch", "file"))),
-    ("intra-op / inter-op threads", lambda p: "%s / %s" % (
+    ("torch", lambda p, rt: "%s %s" % (p.fact("torch", "version"), p.fact("torch", "file"))),
+    ("intra-op / inter-op threads", lambda p, rt: "%s / %s" % (
         p.fact("torch", "intra_op_threads"), p.fact("torch", "interop_threads"))),
-    ("omp_get_max_threads / mkl_get_max_threads", lambda p: "%s / %s" % (
+    ("omp_get_max_threads / mkl_get_max_threads", lambda p, rt: "%s / %s" % (
         p.parallel.get("omp_max_threads", MISSING), p.parallel.get("mkl_max_threads", MISSING))),
-    ("usable cores", lambda p: "%s (affinity %s, cgroup CPU quota %s)" % tuple(
-        evidence_text(v) for v in cores_evidence(p).values())),
-    ("logical cores", lambda p: _display(p.fact("cpu", "logical_cores"))),
+    ("usable cores", lambda p, rt: "%s (affinity %s, cgroup CPU quota %s)" % tuple(
+        evidence_text(v) for v in rt["cores"].values())),
+    ("logical cores", lambda p, rt: _display(p.fact("cpu", "logical_cores"))),
     ("CPU", _cpu_text),
-    ("CPU flags", lambda p: " ".join(p.fact("cpu", "flags") or ()) or MISSING),
-    ("frequency governor", lambda p: _display(p.fact("cpu", "governor"))),
+    ("CPU flags", lambda p, rt: " ".join(p.fact("cpu", "flags") or ()) or MISSING),
+    ("frequency governor", lambda p, rt: _display(p.fact("cpu", "governor"))),
     ("thread pools (threadpoolctl)", _pools_text),
-    ("loaded libraries", lambda p: ", ".join(p.fact("mapped_libraries", "libraries") or ())
+    ("loaded libraries", lambda p, rt: ", ".join(p.fact("mapped_libraries", "libraries") or ())
      or MISSING),
-    ("flush-to-zero supported", lambda p: _display(p.fact("torch", "flush_denormal_supported"))),
-    ("probe errors", lambda p: "; ".join("%s: %s" % (e.get("name"), e.get("message"))
+    ("flush-to-zero supported", lambda p, rt: _display(p.fact("torch", "flush_denormal_supported"))),
+    ("probe errors", lambda p, rt: "; ".join("%s: %s" % (e.get("name"), e.get("message"))
                                          for e in p.facts.get("errors") or ()) or "none"),
 )
 
 
-def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult]) -> List[dict]:
-    """Threads, affinity, CPU, pools, libraries and environment variables, side by side."""
+def runtime_rows(target: Optional[ProbeResult], reference: Optional[ProbeResult],
+                 runtime: dict) -> List[dict]:
+    """Threads, affinity, CPU, pools, libraries and environment variables, side by side
+    (`runtime`: Analysis.runtime, each side's clock and cores)."""
     if target is None:
         return []
-    rows = [{"label": label, "target": getter(target),
-             "reference": getter(reference) if reference is not None else ""}
+    rows = [{"label": label, "target": getter(target, runtime["target"]),
+             "reference": getter(reference, runtime["reference"])
+             if reference is not None else ""}
             for label, getter in RUNTIME_ROWS]
     env_t = dict(target.facts.get("env") or {})
     env_r = dict((reference.facts.get("env") or {}) if reference is not None else {})
@@ -273,46 +262,43 @@ def skipped_rows(skipped) -> list:
     return [{k: v for k, v in row.items() if k != "sides"} for row in rows.values()]
 
 
-def build_view(result: AuditResult, comparisons: Optional[Sequence[Comparison]] = None,
-               title: Optional[str] = None, notes: Sequence[str] = (),
-               explain: Optional[ExplainResult] = None) -> dict:
+def build_view(result: AuditResult, analysis: Analysis, title: Optional[str] = None,
+               notes: Sequence[str] = (), explain=None) -> dict:
     """The whole report as a dict of display strings and row lists.
 
     Args:
-        result: the audit, findings included (diagnose.with_findings).
-        comparisons: compare.compare(result) when None.
+        result: the audit, findings included (the analysis' findings).
+        analysis: what the pipeline computed (records.analysis.Analysis).
         title: heading; default names the target.
         notes: extra lines shown under the verdict (e.g. the unpaired-compare caveat).
         explain: the explain document of this audit (explain.find_explain), whose
             profile diff and remedy trials become the "Explain" section; None: no section.
     """
-    comparisons = list(compare(result) if comparisons is None else comparisons)
-    with_reference = (result.reference is not None
-                      or any(c.reference is not None for c in comparisons))
-    models, micro = split(comparisons)
-    models_table = [row_cells(r) for r in model_rows(models)] if with_reference else []
-    shown = micro if models_table else comparisons  # model rows: in the Models table
-    fractions = peak_fractions(shown, result.target)
+    with_reference = analysis.with_reference
+    models_table = [row_cells(r) for r in analysis.model_rows] if with_reference else []
+    shown = list(analysis.shown)  # model rows: in the Models table
+    fractions = analysis.peak_fractions
     frame = comparison_frame(shown, fractions)
     rows = config_rows(result.target, result.reference) if result.target is not None else []
-    geo = geomean_relative_ops(shown)
-    model_geo = geomean_relative_ops(models) if models_table else None
+    geo = analysis.geomeans.get("shown")
+    model_geo = analysis.geomeans.get("models") if models_table else None
     return {
         "title": title or "PyTorch performance audit: %s" % _torch_line(result.target),
-        "verdict": verdict(result, comparisons), "notes": list(notes), "meta": _meta(result),
+        "verdict": verdict(analysis), "notes": list(notes), "meta": _meta(result),
         "findings": findings_groups(result.findings), "with_reference": with_reference,
         "models": models_table, "models_geomean": pct(model_geo) if model_geo else "",
-        "models_geomean_modes": {mode: pct(g) if g is not None else ""
-                                 for mode, g in mode_geomeans(models).items()},
+        "models_geomean_modes": {mode: pct(analysis.geomeans.get(mode))
+                                 if analysis.geomeans.get(mode) is not None else ""
+                                 for mode in ("infer", "train")},
         "ops": ops_rows(frame), "geomean": pct(geo) if geo is not None else "",
         "chart": _chart(shown, fractions),
         "explain": explain_view(explain) if explain is not None else None,
         "peak_note": peak_note(fractions),
         "config": [r._asdict() for r in rows],
-        "differences": differences_rows(differences(result.target, result.reference),
+        "differences": differences_rows(analysis.differences,
                                         [f.rule_id for f in result.findings]),
         "host": host_rows(result.target), "host_notes": isolation_notes(result.target),
-        "runtime": runtime_rows(result.target, result.reference),
+        "runtime": runtime_rows(result.target, result.reference, analysis.runtime),
         "raw": raw_rows(result),
         "skipped": skipped_rows(result.skipped),
         "errors": [{"side": str(e.get("side") or ""), "bench": str(e.get("bench") or ""),

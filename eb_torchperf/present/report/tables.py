@@ -9,7 +9,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.records.measurements import AuditResult, params_key
 from eb_torchperf.present.units import (comparison_note, format_numerics, format_params,
                                         format_rate, format_ratio)
@@ -33,7 +32,7 @@ def pct(value: Optional[float]) -> str:
     return "" if value is None or pd.isna(value) else format_ratio(value)
 
 
-def comparison_frame(comparisons: Sequence[Comparison],
+def comparison_frame(comparisons: Sequence,
                      fractions: Dict[tuple, tuple]) -> pd.DataFrame:
     """One row per benchmark key: numbers kept numeric (relative OPS as a fraction).
 

@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from eb_torchperf.analysis.compare import compare
-from eb_torchperf.diagnosis.diagnose import diagnose, load_rules
+from eb_torchperf.diagnosis.diagnose import load_rules
+from testdata import analysed, diagnose
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.report.render import verdict
@@ -43,8 +43,9 @@ def test_slow_row_without_cause_gives_a_warning_naming_row_and_candidate():
     assert ops["low"] <= 0.33 + 1e-9 and ops["high"] < 0.95
     assert [c["key"] for c in f.evidence["candidates"]] == ["DNNL_MAX_CPU_ISA"]
     assert "conv3x3" in f.title and "33 %" in f.title
-    text = verdict(AuditResult("quick", {}, audit.target, audit.reference, audit.results,
-                               findings=found), compare(audit))["text"]
+    text = verdict(analysed(AuditResult("quick", {}, audit.target, audit.reference,
+                                        audit.results, findings=found),
+                            keep_findings=True)[1])["text"]
     assert text.startswith("WARNING")
 
 

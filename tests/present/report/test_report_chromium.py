@@ -15,7 +15,7 @@ import zlib
 
 import pytest
 
-from eb_torchperf.diagnosis.diagnose import with_findings
+from testdata import record, with_findings
 from eb_torchperf.present.report import write_reports
 
 from auditcases import golden_result
@@ -76,7 +76,8 @@ def _png_pixels(path):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("report")
-    return write_reports(with_findings(golden_result()), folder, ("html",), stem="audit")["html"]
+    result = with_findings(golden_result())
+    return write_reports(result, record(result), folder, ("html",), stem="audit")["html"]
 
 
 def test_console_errors_are_detected(tmp_path):
@@ -100,7 +101,7 @@ def test_report_renders_the_chart_without_console_messages(tmp_path, report):
 def test_screenshot_shows_the_bars(tmp_path):
     # without findings the chart sits in the first 1000 pixels: a small screenshot
     quiet = dataclasses.replace(golden_result(), findings=())
-    page = write_reports(quiet, tmp_path, ("html",), stem="no-findings")["html"]
+    page = write_reports(quiet, record(quiet), tmp_path, ("html",), stem="no-findings")["html"]
     shot = tmp_path / "shot.png"
     _chromium(tmp_path, "--hide-scrollbars", "--window-size=900,1000",
               "--screenshot=%s" % shot, page.as_uri())

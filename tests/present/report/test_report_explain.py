@@ -12,10 +12,10 @@ import re
 import shutil
 
 from eb_torchperf.cli.dispatch import main
-from eb_torchperf.diagnosis.diagnose import with_findings
+from testdata import view, with_findings
 from eb_torchperf.workflows.explain import load_explain, with_profile_evidence
 from eb_torchperf.records.measurements import load_results
-from eb_torchperf.present.report import build_view, render_html, render_markdown
+from eb_torchperf.present.report import render_html, render_markdown
 from eb_torchperf.present.terminal import format_ratio
 
 from auditcases import DATA
@@ -30,7 +30,7 @@ HEADING = "## Explain: profile diff and remedy trials"
 def _view(explain=True):
     explained = load_explain(EXPLAIN)
     result = with_profile_evidence(with_findings(load_results(RESULTS)), explained)
-    return build_view(result, explain=explained if explain else None)
+    return view(result, explain=explained if explain else None)
 
 
 def _section(markdown):
@@ -112,7 +112,7 @@ def test_report_command_picks_up_the_explain_document(tmp_path, capsys):
 def test_a_profile_without_trials_says_so_and_judges_no_rebuild():
     profile_only = dataclasses.replace(load_explain(EXPLAIN), trials=(), skipped=(), rebuild=())
     result = with_findings(load_results(RESULTS))
-    section = _section(render_markdown(build_view(result, explain=profile_only)))
+    section = _section(render_markdown(view(result, explain=profile_only)))
     assert "Not run with this profile (`eb-torchperf explain` runs them)." in section
     assert "### Needs a rebuild" not in section
     assert "| `aten::addmm` |" in section

@@ -7,9 +7,9 @@ import jinja2
 import pytest
 
 from eb_torchperf.analysis.compare import compare, geomean_relative_ops
-from eb_torchperf.diagnosis.diagnose import with_findings
+from testdata import record, view, with_findings
 from eb_torchperf.records.findings import Finding
-from eb_torchperf.present.report import build_view, render_markdown
+from eb_torchperf.present.report import render_markdown
 from eb_torchperf.present.report.tables import pct
 
 from auditcases import DATA, golden_result
@@ -19,7 +19,7 @@ SNAPSHOT = DATA / "report-debian-vs-wheel-v1.md"
 
 
 def _markdown(result=None):
-    return render_markdown(build_view(with_findings(result or golden_result())))
+    return render_markdown(view(with_findings(result or golden_result())))
 
 
 
@@ -63,17 +63,17 @@ def test_text_is_escaped_for_tables_and_github_html():
     result = golden_result()
     nasty = Finding("x-rule", "error", "pipe | and <b>tag</b>", {"a|b": "line1\nline2"},
                     "use `--x`", "https://example.org/a_b")
-    text = render_markdown(build_view(dataclasses.replace(result, findings=(nasty,))))
+    text = render_markdown(view(dataclasses.replace(result, findings=(nasty,))))
     assert "#### pipe \\| and &lt;b&gt;tag&lt;/b&gt;" in text
     assert "| a\\|b | line1<br>line2 |" in text
     assert "Source: <https://example.org/a_b>" in text
 
 
 def test_missing_view_fields_fail_loudly():
-    view = build_view(golden_result())
-    del view["raw"]
+    shown = view(golden_result())
+    del shown["raw"]
     with pytest.raises(jinja2.UndefinedError, match="raw"):
-        render_markdown(view)
+        render_markdown(shown)
 
 
 def test_without_reference_rates_and_peak_fractions_are_shown():
@@ -97,7 +97,7 @@ def test_verdict_of_an_audit_where_everything_was_skipped(reference, text):
                     for name in ("gemm_cuda", "launch_cuda") for side in ("target", "reference"))
     result = dataclasses.replace(golden, results=(), skipped=skipped, findings=(),
                                  reference=golden.reference if reference else None)
-    assert verdict(result, compare(result)) == {"level": "ok", "text": text}
+    assert verdict(record(result)) == {"level": "ok", "text": text}
 
 
 def _meta_rows(text):
