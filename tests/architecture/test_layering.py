@@ -89,6 +89,9 @@ PRESENT_MAY_IMPORT = {"present", "records", "errors"}
 #: pipeline's analysis step, which builds the records.analysis.Analysis all others receive.
 ANALYSIS_FUNCTIONS = {"compare", "differences", "assess", "diagnose", "unpaired_comparisons"}
 ANALYSIS_STEP = {"workflows/analyse.py"}
+#: Names under which their modules are imported (`from eb_torchperf.diagnosis import
+#: verdict`); another module's function of the same name (numerics.assess) is not one.
+ANALYSIS_MODULES = {"compare", "differences", "verdict", "diagnose", "unpaired"}
 
 
 def _present_imports():
@@ -106,7 +109,11 @@ def _analysis_calls():
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            name = getattr(func, "id", None) or getattr(func, "attr", None)
+            if isinstance(func, ast.Attribute):  # module.compare(): the module is ours
+                owner = getattr(func.value, "id", "")
+                name = func.attr if owner in ANALYSIS_MODULES else None
+            else:
+                name = getattr(func, "id", None)
             if name in ANALYSIS_FUNCTIONS and str(rel) not in ANALYSIS_STEP:
                 found.append("%s:%d calls %s" % (rel, node.lineno, name))
     return found

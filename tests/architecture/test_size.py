@@ -15,10 +15,10 @@ MAX_FUNCTION_LINES = 40
 #: "path" or "path:function" -> lines today (owned by other work of this round; to split).
 OVER = {
     "analysis/profile_diff.py": 434,
-    "measure/interleave.py": 438,
+    "diagnosis/differences.py": 405,
+    "measure/interleave.py": 415,
     "measure/reference.py": 404,
-    "measure/interleave.py:run": 42,
-    "lint/sandbox.py:run_isolated": 42,
+    "probe/suite_models.py": 404,
 }
 
 
