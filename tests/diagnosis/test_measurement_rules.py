@@ -4,10 +4,18 @@ import pytest
 
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.diagnosis.rules.measurement import host_busy, measurement_undecided
-from eb_torchperf.diagnosis.sitepolicy import Policy, judge
+from eb_torchperf.diagnosis.sitepolicy import Policy
+from eb_torchperf.present.site_verdict import judge as site_judge
 from eb_torchperf.diagnosis.verdict import assess
 from eb_torchperf.present.report.render import verdict
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
+from testdata import record
+
+
+def judge(result, comparisons, policy):
+    """The site check's reading of the verdict the pipeline assesses under `policy`."""
+    return site_judge(assess(result, comparisons, policy.fail_level, policy.min_relative_ops),
+                      policy, result.reference is not None)
 
 
 def _result(load, ratio=1.0, n=4, spread=0.0):
@@ -40,14 +48,14 @@ def test_busy_host_gives_both_findings_and_no_ok():
     result = dataclasses.replace(result, findings=tuple(found))
     judged = assess(result, comparisons)
     assert judged.decided == 0 and judged.status == "warning"
-    line = verdict(result, comparisons)["text"]
+    line = verdict(record(result))["text"]
     assert not line.startswith("OK") and "185" not in line
 
 
 def test_undecided_without_findings_reads_undecided_not_ok_or_clean():
     result = _result({"other_cpu": 0.55})
     comparisons = compare(result)
-    assert verdict(result, comparisons)["text"].startswith("UNDECIDED")
+    assert verdict(record(result))["text"].startswith("UNDECIDED")
     warn = judge(result, comparisons, Policy(mode="warn"))
     assert warn.summary.startswith("UNDECIDED") and warn.status == "ok"
     fail = judge(result, comparisons, Policy(mode="fail"))

@@ -90,8 +90,10 @@ def test_pipeline_saves_the_confirming_trials_beside_the_results(tmp_path, monke
     measured = golden_result()
     monkeypatch.setattr(pipeline, "measure", lambda plan, display: measured)
     asked = []
-    monkeypatch.setattr(pipeline, "confirm_trials", lambda request, result, display: asked.append(
-        request.trial_budget_s) or ExplainResult(result.target.python, result.reference.python))
+    monkeypatch.setattr(pipeline, "confirm_trials",
+                        lambda request, result, analysis, display: asked.append(
+                            request.trial_budget_s)
+                        or ExplainResult(result.target.python, result.reference.python))
     out = tmp_path / "audit.json"
     request = AuditRequest(target=sys.executable, reference=sys.executable, out=str(out),
                            formats=("md",), trial_budget_s=7.0)

@@ -3,6 +3,7 @@ their wording, and the site policy (a wrong result stops the hook in warn mode).
 
 import dataclasses
 
+from eb_torchperf.present.site_verdict import Verdict as SiteVerdict
 from eb_torchperf.analysis import numerics as analysis_numerics
 from eb_torchperf.diagnosis import sitepolicy
 from eb_torchperf.diagnosis.diagnose import load_rules
@@ -84,7 +85,7 @@ def test_numerics_cell():
 
 
 def _verdict(*findings):
-    return sitepolicy.Verdict("fail", None, tuple(findings), False, "", "")
+    return SiteVerdict("fail", None, tuple(findings), False, "", "")
 
 
 def test_hook_default_policy_fails_a_wrong_result_and_warns_on_precision():
@@ -95,5 +96,5 @@ def test_hook_default_policy_fails_a_wrong_result_and_warns_on_precision():
     assert sitepolicy.stops_build(_verdict(wrong), default)
     assert not sitepolicy.stops_build(_verdict(other), default)  # warn mode: warns only
     assert sitepolicy.stops_build(_verdict(other), dataclasses.replace(default, mode="fail"))
-    warned = sitepolicy.Verdict("warning", None, (), False, "", "")
+    warned = SiteVerdict("warning", None, (), False, "", "")
     assert not sitepolicy.stops_build(warned, default)  # reduced precision: a warning
