@@ -17,7 +17,6 @@ import subprocess
 
 import pytest
 
-from eb_torchperf.analysis.compare import compare
 from eb_torchperf.cli.dispatch import main
 from eb_torchperf.diagnosis import sitepolicy
 from eb_torchperf.records.measurements import load_results
@@ -52,7 +51,12 @@ def _audit(tmp_path, target, reference, only, preload, *extra):
 
 
 def _verdict(result):
-    return sitepolicy.judge(result, compare(result), sitepolicy.Policy())
+    from eb_torchperf.present.site_verdict import judge
+    from eb_torchperf.workflows.analyse import analyse
+    policy = sitepolicy.Policy()
+    analysis = analyse(result, keep_findings=True, fail_on=policy.fail_level,
+                       minimum=policy.min_relative_ops)
+    return judge(analysis.verdict, policy, result.reference is not None)
 
 
 def test_wrong_blas_is_an_error_that_fails_the_hook_by_default(tmp_path, shims, debian_python,
