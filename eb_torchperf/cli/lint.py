@@ -8,13 +8,14 @@ ArmComputeLibrary, optarch / -march=native, CUDA without cuda_compute_capabiliti
 disabled tests, versions outside PyTorch's compatibility matrix.
 
 Easyconfigs are Python, and EasyBuild's parser executes them: linting an easyconfig
-runs its code.  Each file is therefore parsed in a separate child process, killed after
---timeout seconds, in a throwaway working directory and HOME; run as root, the child
-first drops to the user `nobody` (so it cannot write root-owned files or read root-only
-ones), unless --allow-root is given.  It can still write world-writable places (/tmp)
-and read world-readable files, and run as an ordinary user it has that user's rights:
-lint untrusted easyconfigs (a pull request's) as a user with nothing to lose, or in a
-container.  A file that fails (syntax error, binary or non-UTF-8, crash, hang) gets one
+runs its code.  Each file is therefore parsed in a sandbox (lint/sandbox.py):
+bubblewrap gives it a read-only file system, a private /tmp, no network and its own
+process namespace (nothing it starts outlives it), with memory, process and time limits
+(--timeout); it sees only EasyBuild's and the locale's environment variables.  Run as
+root it parses as the user nobody, unless --allow-root is given (root inside a user
+namespace, without capabilities).  Without bubblewrap (apt-get install bubblewrap) it
+falls back to `unshare`, then to a plain child process.  A file that fails
+(syntax error, binary or non-UTF-8, crash, hang, a limit) gets one
 line on stderr; the other files are still linted.
 
 examples:
@@ -77,9 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds one file may take to parse and lint before its child "
                              "process is killed (default %(default)g)")
     parser.add_argument("--allow-root", action="store_true",
-                        help="when run as root, execute the easyconfigs as root (EasyBuild's "
-                             "--allow-use-as-root-and-accept-consequences) instead of as the "
-                             "user nobody")
+                        help="when run as root, parse as root inside a user namespace without "
+                             "capabilities (EasyBuild's --allow-use-as-root-and-accept-"
+                             "consequences) instead of as the user nobody")
 
 
 def _options(args: argparse.Namespace) -> LintOptions:

@@ -9,9 +9,9 @@ read from the file name (pip's own index settings apply, e.g. a site mirror;
 give `--pip-option=--index-url=...` for download.pytorch.org).  Wheels and sdists can be
 fetched; a file that neither gives is listed in one line at the end (exit status 2).
 
-Easyconfigs are Python: EasyBuild's parser, which this command uses, executes them in
-this process.  Run it only on easyconfigs you trust (your site's, or ones you read);
-`eb-torchperf lint` parses untrusted ones in a sandboxed child process.
+Easyconfigs are Python: EasyBuild's parser executes them.  This command parses them in
+the same sandbox as `eb-torchperf lint` (lint/sandbox.py): read-only file system, no
+network, limits; only the file names come back.
 
 Example (the reference module of a site):
 
