@@ -136,6 +136,42 @@ def _get(fn):
         return None
 
 
+#: The settings that decide how torch computes fp32 matmuls and convolutions (name ->
+#: getter; https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices).
+FP32_SETTINGS = (
+    ("float32_matmul_precision", lambda torch: torch.get_float32_matmul_precision()),
+    ("cuda_matmul_allow_tf32", lambda torch: bool(torch.backends.cuda.matmul.allow_tf32)),
+    ("cudnn_allow_tf32", lambda torch: bool(torch.backends.cudnn.allow_tf32)),
+)
+#: torch >= 2.9's per-backend fp32_precision ("ieee", "tf32", "bf16"; "none": inherited),
+#: https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
+FP32_PRECISION_BACKENDS = ("cuda.matmul", "cudnn.conv", "mkldnn.matmul", "mkldnn.conv")
+#: Environment variables that switch fp32 math below torch's flags: cuBLAS/cuDNN
+#: (https://docs.nvidia.com/cuda/cublas/index.html#tf32-override), torch's start-up
+#: default for cuBLAS, oneDNN (https://uxlfoundation.github.io/oneDNN/dev_guide_attributes_fpmath_mode.html).
+FP32_ENV = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+            "ONEDNN_DEFAULT_FPMATH_MODE")
+
+
+def _attribute(obj, dotted):
+    for name in dotted.split("."):
+        obj = getattr(obj, name)
+    return obj
+
+
+def fp32_math_mode(torch):
+    """The fp32 math mode in effect now, one line of "name=value" (settings this torch
+    lacks and unset variables left out), e.g. "float32_matmul_precision=high
+    cuda_matmul_allow_tf32=True cudnn_allow_tf32=True cuda.matmul.fp32_precision=tf32
+    NVIDIA_TF32_OVERRIDE=0".  Read, never set: what a job in this process gets."""
+    values = [(name, _get(lambda get=get: get(torch))) for name, get in FP32_SETTINGS]
+    values += [(name + ".fp32_precision", _get(
+        lambda name=name: str(_attribute(torch.backends, name + ".fp32_precision"))))
+        for name in FP32_PRECISION_BACKENDS]
+    values += [(name, os.environ.get(name)) for name in FP32_ENV]
+    return " ".join("%s=%s" % (name, value) for name, value in values if value is not None)
+
+
 def collect_math(torch):
     """Torch settings that change the math (and so the speed) of fp32 and reductions.
 
@@ -145,13 +181,11 @@ def collect_math(torch):
     """
     backends = torch.backends
     return {
-        "float32_matmul_precision": _get(torch.get_float32_matmul_precision),
-        "cuda_matmul_allow_tf32": _get(lambda: bool(backends.cuda.matmul.allow_tf32)),
+        **{name: _get(lambda get=get: get(torch)) for name, get in FP32_SETTINGS},
         "cuda_matmul_allow_fp16_reduced": _get(
             lambda: bool(backends.cuda.matmul.allow_fp16_reduced_precision_reduction)),
         "cuda_matmul_allow_bf16_reduced": _get(
             lambda: bool(backends.cuda.matmul.allow_bf16_reduced_precision_reduction)),
-        "cudnn_allow_tf32": _get(lambda: bool(backends.cudnn.allow_tf32)),
         "cudnn_benchmark": _get(lambda: bool(backends.cudnn.benchmark)),
         "cudnn_deterministic": _get(lambda: bool(backends.cudnn.deterministic)),
         "deterministic_algorithms": _get(torch.are_deterministic_algorithms_enabled),

@@ -1,10 +1,13 @@
 """Numerics checks of the GPU rows and of whole models (see probe.numerics).
 
-GPU rows compute on the device, with TF32 allowed exactly as the row allows it
-(suite_gpu.DTYPES), at the row's inner dimension K and at most NUMERICS_GPU_ROWS
-independent rows or columns (the float64 reference of an 8192^3 GEMM would be 1 TFLOP).
-A fp32 convolution row runs with cuDNN's default TF32 (torch.backends.cudnn.allow_tf32,
-True since torch 1.7), so its precision is tf32.
+Every check runs in the math mode its row's timed calls ran in (suite_gpu.row_math_mode:
+the tf32 rows allow TF32, every other row keeps the process's own mode) and records
+that mode (`math_mode`, facts_more.fp32_math_mode), while its bound stays the row's
+dtype's: a fp32 row that a module, site profile or TORCH_ALLOW_TF32_CUBLAS_OVERRIDE
+turns to TF32 exceeds the fp32 bound (issue 30).  GPU rows compute on the device at
+the row's inner dimension K and at most NUMERICS_GPU_ROWS independent rows or columns
+(the float64 reference of an 8192^3 GEMM would be 1 TFLOP).  A fp32 convolution row is
+judged at tf32: torch's default (torch.backends.cudnn.allow_tf32, True since torch 1.7).
 
 Whole models (suite_models) record `loss` (mean square of the output, from formula
 weights and inputs: no labels, no RNG) and, for a training row, `grad_norm` (2-norm
@@ -16,9 +19,10 @@ import contextlib
 import math
 
 from . import numerics, suite_models
+from .facts_more import fp32_math_mode
 from .numerics import Maker
 from .numerics_checks import CPU_CHECKS, GPU_PRECISION, Check
-from .suite_gpu import DTYPES
+from .suite_gpu import row_math_mode
 
 #: At most this many independent rows / columns per GPU check.
 NUMERICS_GPU_ROWS = 1024
@@ -26,31 +30,23 @@ NUMERICS_GPU_ROWS = 1024
 
 def for_row(torch, bench, params):
     """The numerics dict of one row (probe.numerics.measure, or model_numerics for
-    a model row); {} for a row without a check (nothing computed)."""
-    if bench.name in suite_models.MODEL_ROWS:
-        _, mode, device = suite_models.MODEL_ROWS[bench.name]
-        return model_numerics(torch, params, mode, device)
-    check = CPU_CHECKS.get(bench.name) or GPU_CHECKS.get(bench.name)
-    if check is None:
-        return {}
-    return numerics.measure(torch, check, params, bench.device)
-
-
-def _tf32(torch, mk, dtype_name):
-    """Set cuBLAS TF32 as the row does (suite_gpu._with_tf32); returns the old value."""
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = DTYPES[dtype_name][1]
-    return before
+    a model row) with its `math_mode`, computed in the mode the row's timed calls ran
+    in; {} for a row without a check (nothing computed)."""
+    with row_math_mode(torch, params.get("dtype")):  # only the GPU suites' "tf32" sets it
+        if bench.name in suite_models.MODEL_ROWS:
+            _, mode, device = suite_models.MODEL_ROWS[bench.name]
+            found = model_numerics(torch, params, mode, device)
+        else:
+            check = CPU_CHECKS.get(bench.name) or GPU_CHECKS.get(bench.name)
+            if check is None:
+                return {}
+            found = numerics.measure(torch, check, params, bench.device)
+        return dict(found, math_mode=fp32_math_mode(torch))
 
 
 def _gemm(torch, p, mk):
     rows, cols = min(p["m"], NUMERICS_GPU_ROWS), min(p["n"], NUMERICS_GPU_ROWS)
-    a, b = mk.tensor(rows, p["k"], salt=1), mk.tensor(p["k"], cols, salt=2)
-    before = _tf32(torch, mk, p["dtype"])
-    try:
-        return torch.mm(a, b)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
+    return torch.mm(mk.tensor(rows, p["k"], salt=1), mk.tensor(p["k"], cols, salt=2))
 
 
 def _linear_layer(torch, p, mk):

@@ -21,12 +21,19 @@ attention and convolution cost ~3 s more per worker for cuDNN's first call, so t
 run in `full` only.
 """
 
+import contextlib
+
 from .cuda_timing import DispatchTimer
 from .gpu_facts import SDPA_SHAPE
 from .registry import Benchmark, register
 
 QUICK, FULL = "quick", "full"
-#: Suite dtype names -> (torch dtype attribute, TF32 allowed for float32 matmuls).
+#: Suite dtype names -> (torch dtype attribute, TF32 switched on for float32 matmuls).
+#: Only the tf32 rows switch it on (they measure the TF32 rate on purpose); every other
+#: row, fp32 included, runs in the interpreter's own math mode, read and never set: a
+#: module, site profile or variable that turns TF32 on (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE)
+#: or off (NVIDIA_TF32_OVERRIDE=0) changes the rows' speed and numerics as it changes
+#: a user's job (issue 30).
 DTYPES = {"bf16": ("bfloat16", False), "fp16": ("float16", False),
           "tf32": ("float32", True), "fp32": ("float32", False)}
 MIB = 1 << 20
@@ -44,18 +51,32 @@ def _dtype(torch, name):
     return getattr(torch, DTYPES[name][0])
 
 
-def _with_tf32(torch, name, fn):
-    """Run matmuls of `fn` with TF32 allowed exactly when the dtype says so, then restore."""
+@contextlib.contextmanager
+def row_math_mode(torch, name):
+    """The math mode of a row of dtype `name` (a DTYPES key; any other leaves it as is):
+    a tf32 row allows TF32 for cuBLAS matmuls where the process does not already, and
+    turns it off again after; every other row computes in the process's own mode,
+    untouched.  The timed calls (_in_row_mode) and the row's numerics check
+    (numerics_more.for_row) both run inside it."""
     matmul = torch.backends.cuda.matmul
-    wanted = DTYPES[name][1]
+    if not DTYPES.get(name, (None, False))[1] or matmul.allow_tf32:  # reads only a tf32 row's
+        yield
+        return
+    matmul.allow_tf32 = True
+    try:
+        yield
+    finally:
+        matmul.allow_tf32 = False
+
+
+def _in_row_mode(torch, name, fn):
+    """`fn` itself for a row in the process's own math mode, else `fn` in row_math_mode."""
+    if not DTYPES[name][1]:
+        return fn
 
     def call():
-        before = matmul.allow_tf32
-        matmul.allow_tf32 = wanted
-        try:
+        with row_math_mode(torch, name):
             fn()
-        finally:
-            matmul.allow_tf32 = before
     return call
 
 
@@ -67,7 +88,7 @@ def _setup_gemm(torch, p):
     a = torch.randn(p["m"], p["k"], device="cuda", dtype=dtype)
     b = torch.randn(p["k"], p["n"], device="cuda", dtype=dtype)
     out = torch.empty(p["m"], p["n"], device="cuda", dtype=dtype)
-    return _with_tf32(torch, p["dtype"], lambda: torch.mm(a, b, out=out))
+    return _in_row_mode(torch, p["dtype"], lambda: torch.mm(a, b, out=out))
 
 
 def _gemm(dtype, m, n, k):
@@ -85,7 +106,8 @@ register(Benchmark(
             FULL: _GEMM_FULL},
     setup=_setup_gemm, work=lambda p: (2.0 * p["m"] * p["n"] * p["k"], "flop"),
     available=cuda_unavailable,
-    description="torch.mm on random data (cuBLAS/cuBLASLt); tf32 = fp32 with TF32 allowed"))
+    description="torch.mm on random data (cuBLAS/cuBLASLt); fp32 in the process's own "
+                "math mode, tf32 = fp32 with TF32 allowed"))
 
 
 # -- nn.Linear: CPU vs GPU time per call -----------------------------------------------
@@ -282,8 +304,8 @@ register(Benchmark(
     params={QUICK: (_conv("fp32"),), FULL: (_conv("bf16"), _conv("fp32"))},
     setup=_setup_conv, available=cuda_unavailable,
     work=lambda p: (2.0 * p["batch"] * p["channels"] ** 2 * 9 * p["hw"] ** 2, "flop"),
-    description="ResNet-like 3x3 Conv2d forward, channels_last (cuDNN; fp32 with cuDNN's "
-                "default TF32)"))
+    description="ResNet-like 3x3 Conv2d forward, channels_last (cuDNN; fp32 in the "
+                "process's own math mode: torch's default allows TF32)"))
 
 
 # -- NCCL all-reduce (two or more GPUs) ------------------------------------------------------

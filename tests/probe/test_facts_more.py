@@ -43,3 +43,22 @@ def test_collectors_on_this_torch():
     assert "libtorch_cpu" in libs and "libc" in libs
     compiled = facts_more.collect_compile(torch)
     assert compiled["smoke"] is None and isinstance(compiled["python_h"], bool)
+
+
+def test_fp32_math_mode_reads_the_flags_and_variables_in_effect(monkeypatch):
+    monkeypatch.delenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", raising=False)
+    monkeypatch.delenv("ONEDNN_DEFAULT_FPMATH_MODE", raising=False)
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    matmul = torch.backends.cuda.matmul
+    before = matmul.allow_tf32
+    try:
+        matmul.allow_tf32 = True  # what a module or site profile may do
+        mode = facts_more.fp32_math_mode(torch).split()
+    finally:
+        matmul.allow_tf32 = before
+    assert mode[:2] == ["float32_matmul_precision=high", "cuda_matmul_allow_tf32=True"]
+    assert mode[-1] == "NVIDIA_TF32_OVERRIDE=0"
+    assert "cudnn_allow_tf32=%s" % torch.backends.cudnn.allow_tf32 in mode
+    assert matmul.allow_tf32 == before  # read, never set
+    math = facts_more.collect_math(torch)  # the facts take the same three settings
+    assert {name for name, _ in facts_more.FP32_SETTINGS} <= set(math)

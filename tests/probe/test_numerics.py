@@ -1,11 +1,13 @@
 """probe.numerics: formula inputs, error measures, bounds, and every CPU check run in
 this interpreter's torch at small sizes (within its bound: a correct build)."""
 
+import dataclasses
 import math
 
 import pytest
 
-from eb_torchperf.probe import numerics, numerics_checks, numerics_more, registry
+from eb_torchperf.analysis import numerics as analysis_numerics
+from eb_torchperf.probe import numerics, numerics_checks, numerics_more, registry, suite_gpu
 
 torch = pytest.importorskip("torch")
 
@@ -101,7 +103,7 @@ def test_a_model_row_records_loss_and_gradient_norm():
     assert found == again and found["dtype"] == "float32"  # no RNG: dropout off, formula
     assert found["loss"] > 0 and found["grad_norm"] > 0
     infer = numerics_more.for_row(torch, registry.load_suites()["bert_infer"], params)
-    assert set(infer) == {"dtype", "loss"}
+    assert set(infer) == {"dtype", "loss", "math_mode"}
 
 
 #: Small params per GPU check, run here on the CPU (the same code path but the device).
@@ -123,3 +125,70 @@ def test_every_gpu_check_runs_on_the_cpu_within_its_bound():
     assert numerics_more.GPU_CHECKS["gemm_cuda"].precision({"dtype": "tf32"}) == "tf32"
     assert numerics_more.GPU_CHECKS["conv_cuda"].precision({"dtype": "fp32"}) == "tf32"
     assert numerics_more.GPU_CHECKS["gemm_cuda"].precision({"dtype": "fp32"}) == "float32"
+
+
+@pytest.fixture
+def cublas_tf32():
+    """Set torch.backends.cuda.matmul.allow_tf32 (settable on a CPU torch too) for a
+    test, as a module or site profile would; restored after."""
+    matmul = torch.backends.cuda.matmul
+    before = matmul.allow_tf32
+
+    def set_to(value):
+        matmul.allow_tf32 = value
+    yield set_to
+    matmul.allow_tf32 = before
+
+
+@pytest.mark.parametrize("site_tf32", [False, True])
+def test_fp32_rows_keep_the_process_mode_and_tf32_rows_switch_it_on(cublas_tf32, site_tf32):
+    cublas_tf32(site_tf32)
+    seen = []
+    call = lambda: seen.append(torch.backends.cuda.matmul.allow_tf32)  # noqa: E731
+    assert suite_gpu._in_row_mode(torch, "fp32", call) is call  # no wrapper in the timing
+    suite_gpu._in_row_mode(torch, "fp32", call)()
+    suite_gpu._in_row_mode(torch, "tf32", call)()
+    assert seen == [site_tf32, True]
+    assert torch.backends.cuda.matmul.allow_tf32 is site_tf32  # the tf32 row put it back
+    bench = dataclasses.replace(registry.load_suites()["gemm_cuda"], device="cpu")
+    for dtype, tf32 in (("fp32", site_tf32), ("tf32", True)):
+        found = numerics_more.for_row(torch, bench, {"dtype": dtype, "m": 8, "n": 8, "k": 64})
+        assert "cuda_matmul_allow_tf32=%s" % tf32 in found["math_mode"].split(), dtype
+    assert torch.backends.cuda.matmul.allow_tf32 is site_tf32
+
+
+def _round_to_tf32(x):
+    """float32 values rounded to TF32's 10-bit significand (round half away from zero),
+    as Tensor Cores read fp32 inputs (https://docs.nvidia.com/cuda/cublas/#cublasmath-t)."""
+    bits = x.contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def _tf32_gemm(torch, p, mk):
+    """The gemm_cuda check as cuBLAS computes it in TF32: TF32 products, fp32 sums."""
+    a, b = mk.tensor(p["m"], p["k"], salt=1), mk.tensor(p["k"], p["n"], salt=2)
+    if not mk.exact:
+        a, b = _round_to_tf32(a), _round_to_tf32(b)
+    return torch.mm(a, b)
+
+
+def test_a_fp32_row_in_tf32_exceeds_its_fp32_bound_and_a_tf32_row_keeps_tf32s():
+    """The H200 case of issue 30 emulated on the CPU at the full suite's K: a site that
+    turns TF32 on makes the fp32 row's error exceed the fp32 bound, far above the
+    reference's (a finding); NVIDIA_TF32_OVERRIDE=0 makes a tf32 row compute in fp32,
+    below the reference's TF32 error (no finding)."""
+    check = numerics_more.GPU_CHECKS["gemm_cuda"]
+    emulated = dataclasses.replace(check, compute=_tf32_gemm)
+    fp32 = {"dtype": "fp32", "m": 16, "n": 16, "k": 8192}
+    tf32 = dict(fp32, dtype="tf32")
+    exact, in_tf32 = numerics.measure(torch, check, fp32), numerics.measure(torch, emulated, fp32)
+    assert exact["bound"] == numerics.bound("float32", 8192) < in_tf32["norm_rel"]
+    assert in_tf32["norm_rel"] < numerics.bound("tf32", 8192)
+    assert exact["norm_rel"] <= exact["bound"] < numerics.bound("tf32", 8192) / 50
+    judged = analysis_numerics.assess(in_tf32, exact)
+    assert (judged["state"], judged["mechanism"]) == ("reduced-precision", "precision")
+    # a tf32 row is judged at TF32: in TF32 on both sides, or in fp32 on the target
+    reference = numerics.measure(torch, emulated, tf32)
+    assert reference["bound"] == numerics.bound("tf32", 8192) > reference["norm_rel"]
+    assert analysis_numerics.assess(numerics.measure(torch, check, tf32), reference)[
+        "state"] == "agree"
