@@ -17,8 +17,9 @@ Schema history (SCHEMA_VERSION):
     measure.contention) and AuditResult.conditions (worker_mode fork/spawn, host load
     summary, allowed_cpus); documents without them load (empty: not measured).
   3 (2026-12-02): additive: BenchResult.numerics (per side, first pair: the row's error
-    against float64 on formula inputs -- max_rel, norm_rel, flushed, dtype, bound, depth;
-    whole models: loss, grad_norm; probe.numerics); documents without it load ({}).
+    against float64 on formula inputs -- max_rel, norm_rel, flushed, dtype, bound, depth,
+    math_mode; whole models: loss, grad_norm; probe.numerics); documents without it
+    load ({}).
   3 (2026-12-02): additive: probe facts `host` (probe/hostjob.py: the host and job checks,
     each a value or "unknown" with the reason) and `isolation`; differences carry their
     documented `effect` (diagnosis/effects.py).  Versions 1 and 2 load (no host section).
@@ -78,9 +79,11 @@ class BenchResult:
             missing key was not measured.
         numerics: the row's numerical error in this process (first pair only; probe.
             numerics): {"max_rel", "norm_rel" (floats, vs float64), "flushed" (elements
-            flushed to zero), "dtype", "bound" (expected norm-wise error), "depth"};
-            model rows {"loss", "grad_norm", "dtype"}; {"error": message} where the
-            check failed; empty where not computed.
+            flushed to zero), "dtype", "bound" (expected norm-wise error), "depth",
+            "math_mode" (the fp32 math mode the row ran in, one "name=value" line:
+            probe.facts_more.fp32_math_mode)}; model rows {"loss", "grad_norm",
+            "dtype", "math_mode"}; {"error": message} where the check failed; empty
+            where not computed.
 
     Raises:
         ValueError: unknown side or unit, a time <= 0, an empty block, number < 1, an
