@@ -5,6 +5,8 @@
                                           installdir's easybuild/torchperf/) once each
 
 An import is idempotent: a document already stored (same content) is not stored again.
+Other JSON files are skipped; a results document with a malformed field is refused
+(named, not stored, exit status 2), as `report` refuses it.
 --node-type, --software, --version, --toolchain and --build say what the imported
 audits are of, where the files cannot (a file from an installdir's
 easybuild/torchperf/ is named after that installation when --build is not given).
@@ -12,6 +14,7 @@ easybuild/torchperf/ is named after that installation when --build is not given)
 
 import os
 
+from eb_torchperf.records.findings import EXIT_ERROR, EXIT_OK
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import from_env
 from eb_torchperf.store.location import StoreError, database_url, shown
@@ -62,17 +65,19 @@ def _import(args, engine) -> int:
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise StoreError("db import: no such file or folder: %s" % ", ".join(missing))
-    counts = {"new": 0, "already stored": 0, "skipped": 0}
+    counts = {"new": 0, "already stored": 0, "skipped": 0, "refused": 0}
     for path in args.paths:
         context = from_env("import", args.node_type, software=args.software,
                            version=args.version, toolchain=args.toolchain,
                            build=args.build or _installation_build(path))
         for found, audit_id, what in import_paths(engine, [path], context):
-            key = what if what in counts else "skipped"
+            key = what if what in counts else (
+                "refused" if what.startswith("refused: ") else "skipped")
             counts[key] += 1
             print("%s: %s" % (found, "audit %d (%s)" % (audit_id, what) if audit_id else what))
-    print("imported %(new)d new, %(already stored)d already stored, %(skipped)d skipped" % counts)
-    return 0
+    print("imported %(new)d new, %(already stored)d already stored, %(skipped)d skipped"
+          % counts + (", %(refused)d refused (malformed)" % counts if counts["refused"] else ""))
+    return EXIT_ERROR if counts["refused"] else EXIT_OK  # a malformed results file
 
 
 def run(args) -> int:

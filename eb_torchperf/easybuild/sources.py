@@ -3,6 +3,7 @@
 See the command's description there; this module holds the EasyBuild-parser side.
 """
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -32,6 +33,9 @@ def _raw_config(path: str) -> dict:
     from eb_torchperf.lint.sandbox import parse_files
     if not os.path.isfile(path):
         raise ConfigError("easyconfig %s does not exist" % path)
+    if importlib.util.find_spec("easybuild") is None:
+        raise ConfigError("eb-torchperf sources needs EasyBuild to read easyconfigs (pip "
+                          "install 'eb_torchperf[easybuild]', or load an EasyBuild module)")
     reply = parse_files([path], mode="raw", parameters=_PARAMETERS)[0]
     config = reply.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("name"), str) \

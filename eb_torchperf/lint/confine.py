@@ -121,11 +121,13 @@ def import_roots() -> List[str]:
     import importlib.util
     roots = [sys.prefix]
     for name in ("eb_torchperf", "easybuild.framework", "easybuild.easyblocks"):
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except ImportError:  # its parent package is missing: nothing to read there
+            spec = None
         roots += [os.path.dirname(os.path.dirname(p)) for p in
                   (spec.submodule_search_locations or []) if spec] if spec else []
     return sorted(set(roots))
-
 
 
 def _user_processes(uid: int) -> int:

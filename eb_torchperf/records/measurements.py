@@ -291,6 +291,9 @@ class AuditResult:
                               % (data["schema_version"],
                                  ", ".join(map(str, READABLE_VERSIONS))))
         validate.check_results(data)  # types per field: the first bad one, by its path
+        if not data.get("target") and data.get("results"):
+            raise SchemaError("malformed results document: results were measured but the "
+                              "target side is %r" % (data.get("target"),))
         try:
             return cls(
                 suite=data["suite"], options=data.get("options", {}),
@@ -341,6 +344,8 @@ def load_document(path, from_json):
         raise SchemaError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except ValueError as exc:
         raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
+    except RecursionError:
+        raise SchemaError("%s is not a results document: nested too deeply" % path) from None
     try:
         return from_json(data)
     except SchemaError as exc:

@@ -221,16 +221,18 @@ def claim_out(path: PathLike) -> bool:
 
     Raises:
         WriteError: the name holds results already (results are never replaced),
-            another process holds it, it is a link to nothing, a folder, a device, a
+            another process holds it, it is a symbolic link, a folder, a device, a
             FIFO or a socket, or its folder cannot be written.
     """
     target = pathlib.Path(path)
     if str(target) in _CLAIMS:
         return False
     refuse_special(target)
-    if target.is_symlink() and not target.exists():
-        raise WriteError("cannot write %s: it is a link to a missing file (%s); give the "
-                         "file's own name" % (target, os.readlink(str(target))))
+    if target.is_symlink():
+        # a link to nothing would create its target; a link to a file would be replaced
+        # by the rename, leaving the file it names untouched
+        raise WriteError("cannot write %s: it is a symbolic link (to %s); give the file's "
+                         "own name" % (target, os.readlink(str(target))))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         created, fd = True, os.open(str(target), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)

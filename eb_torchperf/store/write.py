@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, List, Optional, Tuple
 import sqlalchemy as sa
 
 from eb_torchperf.diagnosis.pooling import identity
-from eb_torchperf.errors import TorchPerfError
+from eb_torchperf.errors import SchemaError, TorchPerfError
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import BuildContext, completed
@@ -103,6 +103,11 @@ class DocumentError(StoreError):
     """A file given to store is not a readable results document (the database is fine)."""
 
 
+class InvalidDocument(DocumentError):
+    """A results document that `report` would refuse too (a field of the wrong type):
+    bad input, never stored."""
+
+
 def read_document(path: str) -> dict:
     """The JSON document in `path`.
 
@@ -116,9 +121,15 @@ def read_document(path: str) -> dict:
         raise DocumentError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except ValueError as exc:
         raise DocumentError("%s is not JSON: %s" % (path, exc)) from None
+    except RecursionError:
+        raise DocumentError("%s is not a results document: nested too deeply" % path) from None
     if not isinstance(document, dict) or "schema_version" not in document or (
             "target" not in document or "results" not in document):
         raise DocumentError("%s is not an eb-torchperf results document" % path)
+    try:
+        AuditResult.from_json(document)  # what `report` refuses is not stored either
+    except SchemaError as exc:
+        raise InvalidDocument(str(exc)) from None
     return document
 
 
@@ -172,7 +183,8 @@ def import_paths(engine: sa.engine.Engine, paths: Iterable[str],
         try:
             audit_id, new = record_file(engine, path, context)
         except DocumentError as exc:
-            outcomes.append((path, None, str(exc)))
+            refused = "refused: " if isinstance(exc, InvalidDocument) else ""
+            outcomes.append((path, None, refused + str(exc)))
             continue
         outcomes.append((path, audit_id, "new" if new else "already stored"))
     return outcomes

@@ -8,7 +8,7 @@ import multiprocessing
 
 import sqlalchemy as sa
 
-from conftest import variant
+from store_documents import variant
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import from_env
 from eb_torchperf.store.schema import audit_rows, audits

@@ -1,6 +1,6 @@
 """A fleet job's results are stored when the fleet is gathered, under its partition."""
 
-from conftest import variant, write
+from store_documents import variant, write
 from eb_torchperf.fleet.gather import outcome_of
 from eb_torchperf.fleet.plan import FleetJob, job_paths
 from eb_torchperf.store import engine as engines

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from conftest import variant
+from store_documents import variant
 from eb_torchperf.store import engine as engines, schema
 from eb_torchperf.store.context import from_env
 from eb_torchperf.store.location import StoreError

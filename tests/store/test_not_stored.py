@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import EXAMPLE
+from store_documents import EXAMPLE
 from eb_torchperf.cli.dispatch import main
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.workflows import pipeline

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import variant, write
+from store_documents import variant, write
 from eb_torchperf.cli.dispatch import main
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.buildcheck import store_and_compare

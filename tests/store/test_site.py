@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import variant
+from store_documents import variant
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import from_env
 from eb_torchperf.store.query import Filters

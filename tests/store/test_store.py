@@ -5,7 +5,7 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from conftest import example_document, variant, write
+from store_documents import example_document, variant, write
 from eb_torchperf.cli.dispatch import main
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import from_env
