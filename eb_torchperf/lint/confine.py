@@ -110,9 +110,25 @@ def trees(workdir: str, robot_paths: Sequence[str]) -> List[str]:
     from eb_torchperf.lint.collection import find_collection
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(sys.executable), workdir, *robot_paths, *sys.path,
-             find_collection() or ""]
+             find_collection() or "", *package_roots()]
     return [p for path in paths if path and os.path.isabs(path)
             for p in (path, os.path.realpath(path))]
+
+
+def package_roots() -> List[str]:
+    """The folders eb_torchperf and EasyBuild are imported from, also where no sys.path
+    entry names them (an editable install's import hook: a clone under /tmp, which the
+    sandbox's private /tmp would hide)."""
+    import importlib.util
+    roots = []
+    for name in ("eb_torchperf", "easybuild"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            roots.append(os.path.dirname(os.path.abspath(location)))
+    return roots
 
 
 def import_roots() -> List[str]:

@@ -35,6 +35,29 @@ def _variant(site, suffix, extra):
     return path
 
 
+#: Findings of an audit that could not decide because the host was busy (issue 26): on a
+#: busy build host a one-pair A/A says so instead of "clean", and fail mode fails it.
+MEASUREMENT_RULES = ("host-busy", "measurement-undecided")
+
+
+def _busy(results) -> bool:
+    """The audit (results JSON) could not decide because of the host: measurement
+    findings only decide what these integration tests may expect of the verdict."""
+    return any(f["rule_id"] in MEASUREMENT_RULES for f in results.get("findings", []))
+
+
+def _clean_or_busy(site, stdout, version=VERSION) -> None:
+    """An A/A verdict: clean, or (busy host) a warning made of measurement findings."""
+    folder = _report_dir(site, version)
+    verdict = _read_json(folder / "verdict.json")
+    if _busy(_read_json(folder / "torchperf.json")):
+        assert verdict["status"] == "warning", verdict["summary"]
+        assert re.search(r"== eb_torchperf: (UNDECIDED|WARNING): ", stdout), stdout[-3000:]
+    else:
+        assert verdict["status"] == "ok", verdict["summary"]
+        assert stdout.count("== eb_torchperf: clean: ") == 1, stdout[-3000:]
+
+
 def _module_state(site):
     path = site.module_file("PyTorch", VERSION)
     return path.read_bytes(), path.stat().st_mtime_ns
@@ -92,6 +115,8 @@ def test_bad_module_env_fails_on_finding_without_module(eb_site, good_install):
     first = verdict["blocking"][0]
     one_line = "eb_torchperf: PyTorch 2.13.0: FAIL: [%s] %s: " % (first["severity"],
                                                                  first["rule_id"])
+    if first["rule_id"] in MEASUREMENT_RULES:  # busy host: the audit says it first
+        one_line = "eb_torchperf: PyTorch 2.13.0: FAIL: "
     assert one_line in proc.stdout.replace("\n", " ").replace("  ", " ")
 
 
@@ -115,7 +140,7 @@ def test_sanity_check_only_reaudits_and_keeps_module(eb_site, good_install):
     proc = eb_site.eb("--sanity-check-only, warn", "--hooks=%s" % HOOKS_FILE, "--sanity-check-only",
                       TORCH_EC, EB_TORCHPERF_MODE="warn")
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "== eb_torchperf: clean: " in proc.stdout
+    _clean_or_busy(eb_site, proc.stdout)
     assert _read_json(_report_dir(eb_site) / "torchperf.json")["created_utc"] >= first
     assert _module_state(eb_site) == before
     failed = eb_site.eb("--sanity-check-only, fail", "--hooks=%s" % HOOKS_FILE,
@@ -141,8 +166,7 @@ def test_entry_points_run_beside_a_site_hooks_file(eb_site, good_install):
                       "--hooks=%s" % hooks, "--sanity-check-only", TORCH_EC)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert (eb_site.root / "site-hook-ran").read_text() == "PyTorch"
-    assert _read_json(_report_dir(eb_site) / "verdict.json")["status"] == "ok"
-    assert proc.stdout.count("== eb_torchperf: clean: ") == 1
+    _clean_or_busy(eb_site, proc.stdout)
 
 
 def test_site_hooks_file_calls_ours_in_one_line(eb_site, good_install):
@@ -155,7 +179,7 @@ def test_site_hooks_file_calls_ours_in_one_line(eb_site, good_install):
                       "--sanity-check-only", TORCH_EC)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert (eb_site.root / "site-hook-ran").read_text() == "PyTorch"
-    assert _read_json(_report_dir(eb_site) / "verdict.json")["status"] == "ok"
+    _clean_or_busy(eb_site, proc.stdout)
 
 
 def test_tool_module_and_sanity_check_command(eb_site, good_install, tool_module, tmp_path):
@@ -167,9 +191,10 @@ def test_tool_module_and_sanity_check_command(eb_site, good_install, tool_module
               'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 1 '
               '--out-dir "$2" "${@:3}"' % VERSION)
     ok = eb_site.shell("sanity-check command", script, sys.executable, str(tmp_path / "ok"))
-    assert ok.returncode == 0, ok.stdout
-    assert ok.stdout.splitlines()[0] == str(tool_root / "bin" / "eb-torchperf")
     results = _read_json(tmp_path / "ok" / "torchperf.json")
+    # fail mode: an audit the busy host left undecided is "not shown" (exit 1, issue 26)
+    assert ok.returncode == (1 if _busy(results) else 0), ok.stdout
+    assert ok.stdout.splitlines()[0] == str(tool_root / "bin" / "eb-torchperf")
     installdir = str(eb_site.installdir("PyTorch", VERSION))
     assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
     assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
