@@ -331,21 +331,30 @@ def save_document(path, data: dict) -> None:
     safe_write.write_json(path, data)
 
 
-def load_document(path, from_json):
-    """Read a JSON file and build it with `from_json(data)`.
+def read_json(path):
+    """The JSON value in the file `path`.
 
     Raises:
-        SchemaError: unreadable, not JSON, or rejected by `from_json` (message names path).
+        SchemaError: unreadable, not JSON, or nested too deeply to load (message names path).
     """
     try:
         with open(path) as handle:
-            data = json.load(handle)
+            return json.load(handle)
     except OSError as exc:
         raise SchemaError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except ValueError as exc:
         raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
     except RecursionError:
         raise SchemaError("%s is not a results document: nested too deeply" % path) from None
+
+
+def load_document(path, from_json):
+    """Read a JSON file and build it with `from_json(data)`.
+
+    Raises:
+        SchemaError: unreadable, not JSON, or rejected by `from_json` (message names path).
+    """
+    data = read_json(path)
     try:
         return from_json(data)
     except SchemaError as exc:

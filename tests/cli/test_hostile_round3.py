@@ -9,15 +9,7 @@ import sys
 import pytest
 
 from eb_torchperf import cli
-
-DATA = pathlib.Path(__file__).parent.parent / "data"
-GOLDEN = DATA / "results-debian-vs-wheel-v1.json"
-
-
-def _one_error_line(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
+from test_hostile_own import GOLDEN, _one_error_line
 
 
 def test_deeply_nested_json_is_bad_input(tmp_path, capsys):
