@@ -75,7 +75,7 @@ def test_a_dangling_link_as_out_creates_nothing(tmp_path, capsys):  # item 5
     link.symlink_to(elsewhere)
     assert _audit("--out", str(link)) == 2
     assert _one_error_line(capsys) == (
-        "eb-torchperf: error: cannot write %s: it is a link to a missing file (%s); give the "
+        "eb-torchperf: error: cannot write %s: it is a symbolic link (to %s); give the "
         "file's own name\n" % (link, elsewhere))
     assert not elsewhere.exists() and link.is_symlink()
 
