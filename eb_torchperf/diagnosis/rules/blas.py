@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
 from eb_torchperf.analysis.model_rows import models_geomean
+from eb_torchperf.present.units import format_ratio
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.bounds import Bound, check_bound, grade_low, lower_limits
@@ -120,7 +121,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
     evidence.update(_speedup_evidence(comparisons))
     title = "PyTorch's BLAS is %s (BLAS_INFO=%s), not MKL" % (kind, blas_info)
     if ratio is not None:
-        title += ": GEMM at %.1f %% of the reference" % (100 * ratio)
+        title += ": GEMM at %s of the reference" % format_ratio(ratio)
     return [Finding("blas-not-mkl", severity, title, evidence,
                     ADVICE_BLAS + ADVICE_BY_KIND.get(kind, ""), SOURCE_931, "target")]
 

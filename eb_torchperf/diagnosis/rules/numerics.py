@@ -20,6 +20,7 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.diagnosis.facts import env_of
+from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.rules.scope import affects
@@ -90,8 +91,8 @@ def _title(kind: str, rows: Sequence[Comparison]) -> str:
     more = " and %d more row%s" % (len(rows) - 1, "" if len(rows) == 2 else "s") \
         if len(rows) > 1 else ""
     faster = [c for c in rows if c.significant and (c.relative_ops or 0) > 1]
-    because = ("; %s is faster (%.0f %%) because it computes in reduced precision"
-               % (row_name(faster[0]), 100 * faster[0].relative_ops)) if faster else ""
+    because = ("; %s is faster (%s) because it computes in reduced precision"
+               % (row_name(faster[0]), format_percent(faster[0].relative_ops, 0))) if faster else ""
     return "%s: %s (%s)%s%s" % (kind, row_name(first), what, more, because)
 
 
