@@ -27,14 +27,38 @@ _PIP = ("Install the upstream wheel (pip install torch==<version> from "
         "https://download.pytorch.org/whl/cpu, or the CUDA index): it is built with MKL, "
         "oneDNN and OpenMP; a wheel built locally from source needs those at build time.")
 
-#: (rule_id, kind) -> advice for that packaging system.
+_WHEEL_LINE = "Use the upstream wheel: `pip install torch` in a venv."
+
+#: (rule_id, kind) -> the remedy's first line: what to do, in one line, for that kind of
+#: installation ("easybuild" also for results that do not say how torch was installed).
+#: Shown first by every output (present.findings_view), the details after it.
+FIRST_LINE = {
+    ("blas-not-mkl", "easybuild"): "Rebuild the module with imkl in the easyconfig's "
+                                   "dependencies (BLAS=MKL).",
+    ("blas-not-mkl", "debian"): "`apt-get install libopenblas0-openmp`, then select it with "
+                                "`update-alternatives --config libblas.so.3-x86_64-linux-gnu`.",
+    ("blas-not-mkl", "spack"): "`spack install py-torch ^intel-oneapi-mkl`.",
+    ("blas-not-mkl", "conda"): "`conda install -c conda-forge pytorch \"libblas=*=*mkl\"`.",
+    ("blas-not-mkl", "venv"): _WHEEL_LINE,
+    ("blas-not-mkl", "pip"): _WHEEL_LINE,
+    ("mkl-missing", "easybuild"): "Rebuild the module with imkl in the easyconfig's "
+                                  "dependencies.",
+    ("mkl-missing", "debian"): _WHEEL_LINE,
+    ("mkl-missing", "spack"): "`spack install py-torch ^intel-oneapi-mkl`.",
+    ("mkl-missing", "conda"): "`conda install -c conda-forge pytorch \"libblas=*=*mkl\"`.",
+    ("mkl-missing", "venv"): _WHEEL_LINE,
+    ("mkl-missing", "pip"): _WHEEL_LINE,
+    ("onednn-off", "debian"): _WHEEL_LINE,
+    ("onednn-off", "venv"): _WHEEL_LINE,
+    ("onednn-off", "pip"): _WHEEL_LINE,
+}
+
+#: (rule_id, kind) -> the details for that packaging system.
 ADVICE = {
     ("blas-not-mkl", "debian"): (
-        "Debian/Ubuntu's python3-torch calls the system libblas.so.3: select an optimised "
-        "BLAS with `update-alternatives --config libblas.so.3-x86_64-linux-gnu` (and "
-        "liblapack.so.3-x86_64-linux-gnu) after `apt-get install libopenblas0-openmp` or "
-        "libblis4-openmp; for MKL speed use the upstream wheel in a venv "
-        "(pip install torch)."),
+        "Debian/Ubuntu's python3-torch calls the system libblas.so.3: select liblapack.so.3-"
+        "x86_64-linux-gnu the same way; libblis4-openmp is another optimised BLAS; for MKL "
+        "speed use the upstream wheel in a venv (pip install torch)."),
     ("blas-not-mkl", "spack"): (
         "Rebuild py-torch against MKL: `spack install py-torch ^intel-oneapi-mkl` (the blas "
         "and lapack virtuals), or set `packages: all: providers: blas: [intel-oneapi-mkl]` "
@@ -98,12 +122,16 @@ def install_kind(probe) -> Optional[str]:
 
 
 def advise(finding: Finding, kind: Optional[str]) -> Finding:
-    """`finding` with its advice for `kind` first (EasyBuild's after "EasyBuild: "); the
-    finding as it is for EasyBuild, unknown kinds and rules without an entry."""
+    """`finding` with its advice for `kind` first (EasyBuild's after "EasyBuild: "), opened
+    by FIRST_LINE's line for (rule, kind) and a newline where the table has one; EasyBuild
+    stands for results that do not say how torch was installed (kind None)."""
     text = ADVICE.get((finding.rule_id, kind))
-    if not text or not finding.advice:
-        return finding if not text else dataclasses.replace(finding, advice=text)
-    return dataclasses.replace(finding, advice="%s EasyBuild: %s" % (text, finding.advice))
+    advice = "%s EasyBuild: %s" % (text, finding.advice) if text and finding.advice \
+        else text or finding.advice
+    first = FIRST_LINE.get((finding.rule_id, kind or "easybuild"))
+    if first:
+        advice = "%s\n%s" % (first, advice)
+    return finding if advice == finding.advice else dataclasses.replace(finding, advice=advice)
 
 
 def advise_all(findings: Iterable[Finding], kind: Optional[str]) -> Tuple[Finding, ...]:

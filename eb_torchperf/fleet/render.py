@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from eb_torchperf.present import escape
+from eb_torchperf.present.findings_view import remedy_parts
 from eb_torchperf.present.units import format_ratio
 from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, geomean_relative_ops
 from eb_torchperf.records.findings import sort_findings
@@ -122,7 +123,8 @@ def _node_row(outcome: JobOutcome, columns: Dict[tuple, str]) -> NodeRow:
 
 def _findings_block(outcome: JobOutcome) -> FindingsBlock:
     lines = tuple("%s %s: %s%s" % (f.severity, f.rule_id, f.title,
-                                   " — " + f.advice if f.advice else "")
+                                   " — " + " ".join(filter(None, remedy_parts(f.advice)))
+                                   if f.advice else "")
                   for f in sort_findings(outcome.findings))
     summary = "" if lines else ("none" if outcome.findings_available else "not diagnosed")
     return FindingsBlock(outcome.job.name, outcome.cpu_model or outcome.host or MISSING, lines,

@@ -41,9 +41,9 @@ ADVICE_BLAS = (
 ADVICE_BY_KIND = {
     "FlexiBLAS": " Meanwhile select the fastest installed backend in the module, e.g. "
                  "modextravars = {'FLEXIBLAS': 'IMKL'} (AOCL on AMD CPUs).",
-    "reference BLAS": " The reference BLAS is unoptimised and single-threaded: with a system "
-                      "libblas.so.3 (Debian/Ubuntu alternatives) `update-alternatives --config "
-                      "libblas.so.3-x86_64-linux-gnu` selects OpenBLAS or BLIS at run time.",
+    "reference BLAS": " The reference BLAS is unoptimised and single-threaded: a system "
+                      "libblas.so.3 (Debian/Ubuntu alternatives) can be switched to OpenBLAS "
+                      "or BLIS at run time.",
 }
 ADVICE_MKL = (
     "Add imkl to the easyconfig's dependencies (the PyTorch easyblock then sets BLAS=MKL and "
