@@ -110,7 +110,7 @@ def trial_rows_table(trials: Sequence) -> Table:
 
 
 def trial_summary(trial) -> str:
-    """One line of a diagnosis.trials.TrialResult: "OMP_NUM_THREADS=2: GEMM rows 3.5 % ->
+    """One line of an explain_stage.trials.TrialResult: "OMP_NUM_THREADS=2: GEMM rows 3.5 % ->
     4.1 %, other rows 62 % -> 95 % of the reference (partly recovered)"."""
     parts = []
     for gemm, name in ((True, "GEMM rows"), (False, "other rows")):

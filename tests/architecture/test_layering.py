@@ -1,6 +1,6 @@
 """The package's layering, read from its imports (issue 12): data flows one way.
 
-probe -> records -> measure -> analysis -> diagnosis -> present -> workflows -> shells.
+probe -> records -> measure -> analysis -> diagnosis -> present -> workflows + explain_stage -> shells.
 A module may import its own layer and the layers to its left, never one to its right;
 heavy or host-specific libraries are imported only where docs/architecture.md says.
 Imports inside functions count too (a lazy import is still a dependency).  present/
@@ -16,7 +16,8 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "eb_torchperf"
 #: First path component under eb_torchperf/ -> rank; a module may import ranks <= its own.
 RANKS = {"errors": 0, "probe": 0, "records": 1, "measure": 2, "analysis": 3,
-         "diagnosis": 4, "present": 5, "lint": 5, "store": 5, "workflows": 6, "fleet": 6,
+         "diagnosis": 4, "present": 5, "lint": 5, "store": 5, "workflows": 6, "explain_stage": 6,
+         "fleet": 6,
          "cli": 7, "easybuild": 7, "reframe": 7, "easybuild_hooks": 7, "__init__": 8,
          "__version__": 0}
 #: present/units.py, the one formatter of numbers (pure functions of records/): a rule's

@@ -10,8 +10,8 @@ from eb_torchperf.analysis.compare import compare
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.present.terminal_explain import trial_summary
 from eb_torchperf.diagnosis.families import GEMM_BENCHES, THREADED_BENCHES
-from eb_torchperf.diagnosis.remedies import BlasHost, Trial
-from eb_torchperf.diagnosis.trials import (TrialResult, TrialRow, check_effect, combine_trials, judge,
+from eb_torchperf.explain_stage.remedies import BlasHost, Trial
+from eb_torchperf.explain_stage.trials import (TrialResult, TrialRow, check_effect, combine_trials, judge,
                                  plan_trials, rebuild_needed, summarize_trial)
 
 from explain_helpers import DEBIAN_FACTS, WHEEL_FACTS, bench, golden_facts, probe_from
@@ -194,7 +194,7 @@ def test_an_inconclusive_trial_row_is_read_from_its_estimate():
     its estimate, so an H200 trial of a TF32 override read 12 % -> 99 %, not 12 % -> ?."""
     import dataclasses as dc
 
-    from eb_torchperf.diagnosis.trials import _ratio
+    from eb_torchperf.explain_stage.trials import _ratio
     from auditcases import bench_pair, compare_pair
 
     target, reference = bench_pair("matmul_fp32", {"n": 512}, 0.5)

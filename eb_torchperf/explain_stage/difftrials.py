@@ -18,9 +18,9 @@ from eb_torchperf.diagnosis.differences import Difference
 from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.diagnosis.remedies import Trial
+from eb_torchperf.explain_stage.remedies import Trial
 from eb_torchperf.diagnosis.rules.unexplained import RULE_ID as UNEXPLAINED
-from eb_torchperf.diagnosis.trials import TrialResult, TrialRow, judge
+from eb_torchperf.explain_stage.trials import TrialResult, TrialRow, judge
 
 CONFIRMED = "slowdown-cause-confirmed"
 #: Trial ids are "difference:<key>".

@@ -18,7 +18,7 @@ from eb_torchperf.measure.environ import path_under
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.probe import registry
 from eb_torchperf.diagnosis.families import THREADED_BENCHES
-from eb_torchperf.diagnosis.remedies import REMEDIES, BlasHost, Remedy, Trial, applicable
+from eb_torchperf.explain_stage.remedies import REMEDIES, BlasHost, Remedy, Trial, applicable
 from eb_torchperf.diagnosis.facts import (capability_rank, current_capability, mapped,
                                          openmp_libraries, pools, torch_blas_pools)
 
