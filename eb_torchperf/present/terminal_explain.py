@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.table import Table
 
 from eb_torchperf.present import escape
-from eb_torchperf.present.terminal import format_params, format_seconds, format_share
+from eb_torchperf.present.terminal import (LiveDisplay, format_params, format_seconds,
+                                          format_share)
 from eb_torchperf.present.units import format_percent, format_ratio
 
 
@@ -149,20 +150,14 @@ def print_explain(console: Console, result) -> None:
                       highlight=False)
 
 
-class ExplainProgress:
+class ExplainProgress(LiveDisplay):
     """A one-line status on stderr while profiling and trials run; usable as callback."""
 
     def __init__(self, console: Console):
         self.console = console
         self.status = console.status("explain: starting")
+        self.live = self.status
         self.trial = ""
-
-    def __enter__(self):
-        self.status.__enter__()
-        return self
-
-    def __exit__(self, *exc_info):
-        self.status.__exit__(*exc_info)
 
     def __call__(self, event: str, **info) -> None:
         if event == "profile":

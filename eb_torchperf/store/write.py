@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from eb_torchperf.diagnosis.pooling import identity
 from eb_torchperf.errors import SchemaError, TorchPerfError
-from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.records.measurements import AuditResult, read_json
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import BuildContext, completed
 from eb_torchperf.store.location import StoreError, shown
@@ -114,15 +114,7 @@ def read_document(path: str) -> dict:
     Raises:
         DocumentError: unreadable, not JSON, or not a results document (no target side).
     """
-    try:
-        with open(path) as handle:
-            document = json.load(handle)
-    except OSError as exc:
-        raise DocumentError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
-    except ValueError as exc:
-        raise DocumentError("%s is not JSON: %s" % (path, exc)) from None
-    except RecursionError:
-        raise DocumentError("%s is not a results document: nested too deeply" % path) from None
+    document = read_json(path, DocumentError)
     if not isinstance(document, dict) or "schema_version" not in document or (
             "target" not in document or "results" not in document):
         raise DocumentError("%s is not an eb-torchperf results document" % path)

@@ -15,7 +15,7 @@ from eb_torchperf.analysis.model_rows import models_geomean
 from eb_torchperf.present.units import format_ratio
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.bounds import Bound, check_bound, grade_low, lower_limits
+from eb_torchperf.diagnosis.bounds import LOSS_ERROR, LOSS_WARNING, grade_low, lower_limits
 from eb_torchperf.diagnosis.evidence import (GEMM_BENCHES, SOURCE_931, family_ratio, gemm_rows,
                                             grade_gemm_peak, is_x86_64, rate_evidence,
                                             ratio_evidence, upstream, with_ratio)
@@ -27,11 +27,6 @@ SOURCE_EASYBLOCK = ("https://github.com/easybuilders/easybuild-easyblocks/blob/d
 SOURCE_OPENBLAS_FAQ = "https://github.com/OpenMathLib/OpenBLAS/wiki/Faq#multi-threaded"
 SOURCE_MKL_BACKEND = "https://pytorch.org/docs/stable/backends.html#torch-backends-mkl"
 
-#: GEMM relative OPS (reference MKL build = 1.0) under which a non-MKL BLAS is an
-#: error: the best FlexiBLAS backend of #931 (imkl) reached 46 % on average.
-GEMM_ERROR = check_bound(Bound(1.0, -0.50, None, "relative OPS"))
-#: ... and a warning: 10 % is twice the A/A floor of compare.AA_FLOOR (5 %).
-GEMM_WARNING = check_bound(Bound(1.0, -0.10, None, "relative OPS"))
 
 ADVICE_BLAS = (
     "Build PyTorch against MKL: add imkl to the easyconfig's dependencies, e.g. "
@@ -60,9 +55,9 @@ def _severity_from_reference(rows, reference) -> Optional[tuple]:
     if ratio is None or reference is None or reference.build.blas_info != "mkl":
         return None
     evidence = {"GEMM relative OPS, geometric mean": quantity(ratio, "ratio"),
-                "bounds": lower_limits(GEMM_ERROR, GEMM_WARNING)}
+                "bounds": lower_limits(LOSS_ERROR, LOSS_WARNING)}
     evidence.update(ratio_evidence(rows))
-    return grade_low(ratio, GEMM_ERROR, GEMM_WARNING), evidence, ratio
+    return grade_low(ratio, LOSS_ERROR, LOSS_WARNING), evidence, ratio
 
 
 def _severity_from_models(comparisons, reference) -> Optional[tuple]:
@@ -75,8 +70,8 @@ def _severity_from_models(comparisons, reference) -> Optional[tuple]:
         return None
     evidence = {"GEMM measured": "no (models suite)",
                 "models relative OPS, geometric mean": quantity(ratio, "ratio"),
-                "bounds": lower_limits(GEMM_ERROR, GEMM_WARNING)}
-    return grade_low(ratio, GEMM_ERROR, GEMM_WARNING), evidence, None
+                "bounds": lower_limits(LOSS_ERROR, LOSS_WARNING)}
+    return grade_low(ratio, LOSS_ERROR, LOSS_WARNING), evidence, None
 
 
 def _speedup_evidence(comparisons) -> dict:
@@ -95,7 +90,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 1: BLAS not MKL on x86-64, graded by the measured GEMM rate.
 
-    Severity: GEMM relative OPS against an MKL reference (GEMM_ERROR / GEMM_WARNING);
+    Severity: GEMM relative OPS against an MKL reference (LOSS_ERROR / LOSS_WARNING);
     without one, the GEMM fraction of nominal peak (evidence.PEAK_ERROR / PEAK_WARNING);
     without a GEMM measurement, warning.  Sources: #931 (SOURCE_931) for the effect,
     the PyTorch easyblock (SOURCE_EASYBLOCK: imkl -> BLAS=MKL) for the remedy.
