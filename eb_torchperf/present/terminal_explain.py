@@ -135,7 +135,8 @@ def print_explain(console: Console, result) -> None:
     if result.trials:
         console.print(trials_table(result.trials))
         for index, trial in enumerate(result.trials):
-            console.print("trial %d: %s; child: %s" % (index + 1, trial_summary(trial), trial.effect),
+            console.print("trial %d: %s; child: %s"
+                          % (index + 1, trial_summary(trial), trial.effect),
                           highlight=False, soft_wrap=True, markup=False)
         console.print(trial_rows_table(result.trials))
     for skip in result.skipped:
