@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # model_predicti
 
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.errors import TorchPerfError
-from eb_torchperf.workflows.explain import explain_path, load_explain
+from eb_torchperf.explain_stage.run import explain_path, load_explain
 from eb_torchperf.records.measurements import load_results
 from model_prediction import CONV_POINT_ROWS, geomean_pair, predict_all  # noqa: E402
 from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT

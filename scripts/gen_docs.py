@@ -69,12 +69,13 @@ def findings_md() -> str:
     entries = docgen_findings.catalogue()
     out = [HEADER + "# Findings catalogue\n\n" + FINDINGS_INTRO]
     for title, prefix in (("Audit rules (`audit`, `explain`, `report`, the EasyBuild hook)",
-                           "eb_torchperf/diagnosis/"),
-                          ("Easyconfig rules (`lint`, the hook's parse step)", "eb_torchperf/lint/")):
+                           ("eb_torchperf/diagnosis/", "eb_torchperf/explain_stage/")),
+                          ("Easyconfig rules (`lint`, the hook's parse step)",
+                           ("eb_torchperf/lint/",))):
         out.append("\n## %s\n\n| rule id | level | explains rows of | what | source | code |\n"
                    "|---|---|---|---|---|---|\n" % title)
         for e in (e for e in entries if e.where.startswith(prefix)):
-            families = _families(e.rule) if prefix.endswith("diagnosis/") else "—"
+            families = _families(e.rule) if prefix[0].endswith("diagnosis/") else "—"
             code = "`%s`%s" % (e.where[len("eb_torchperf/"):],
                                " `%s`" % e.rule.__name__ if e.rule else "")
             sources = " ".join("<%s>" % s for s in sorted(e.sources)) or "as the finding it replaces"

@@ -28,7 +28,7 @@ MEDIAN_POOLING = 3
 #: A model workload's profile whose own relative OPS (ProfileDiff.relative_ops) is off
 #: the audit's measurement of the same model by more than this factor was taken while
 #: the host ran one side slower than during the audit; explain profiles it again
-#: (workflows.profiling), and models_vs_micro marks a prediction made from it.  On the
+#: (explain_stage.profiling), and models_vs_micro marks a prediction made from it.  On the
 #: 2-core VM, profile and audit of the same model agreed within 1.2x but for the
 #: wheel's DLRM inference (5.2 % against 3.4 %; issue 17).
 PROFILE_AGREEMENT = 1.25

@@ -101,3 +101,12 @@ def describe(bound: Bound) -> str:
 def lower_limits(error: Bound, warning: Bound) -> str:
     """"error below 0.5, warning below 0.9 relative OPS": two lower limits in words."""
     return "error below %g, warning below %g %s" % (error.low, warning.low, warning.unit)
+
+
+#: Relative OPS (reference = 1.0) under which a slow build (non-MKL BLAS for GEMM, missing
+#: vector kernels or oneDNN) is an error: half the reference, far outside the 5 % A/A
+#: floor (compare.AA_FLOOR); the best FlexiBLAS backend of #931 (imkl) reached 46 % on
+#: average (https://github.com/easybuilders/easybuild/issues/931).
+LOSS_ERROR = check_bound(Bound(1.0, -0.50, None, "relative OPS"))
+#: ... and a warning: 10 % is twice the A/A floor.
+LOSS_WARNING = check_bound(Bound(1.0, -0.10, None, "relative OPS"))

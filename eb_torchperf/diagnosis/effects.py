@@ -3,7 +3,7 @@
 The data file (`data/effects.json`) says, per variable, what it does in one line, which
 benchmark families (probe/registry.py `device/family`) it can change and the public
 page that documents it.  The differences table shows that line instead of "unknown
-effect"; the table is an aid, a trial (diagnosis/difftrials.py) stays the proof.
+effect"; the table is an aid, a trial (explain_stage/difftrials.py) stays the proof.
 """
 
 import dataclasses

@@ -38,21 +38,18 @@ GPU_GEMM_BENCH = "gemm_cuda"
 #: (so "GH200" and the NVL/PCIe parts come before "H200"/"H100").
 #: The datasheets give tensor-core figures "with sparsity"; dense is half of those.
 #: FP32 is the non-tensor-core rate.
+_HOPPER_SXM = {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0}
+_HOPPER_NVL = {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0}
+_DATASHEET = "https://www.nvidia.com/en-us/data-center/%s/"
 PEAK_TFLOPS: Tuple[Tuple[str, Dict[str, float], str], ...] = (
-    ("GH200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/"),
-    ("H200 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
-     "https://www.nvidia.com/en-us/data-center/h200/"),
-    ("H200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/h200/"),
-    ("H100 NVL", {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
+    ("GH200", _HOPPER_SXM, _DATASHEET % "grace-hopper-superchip"),
+    ("H200 NVL", _HOPPER_NVL, _DATASHEET % "h200"),
+    ("H200", _HOPPER_SXM, _DATASHEET % "h200"),
+    ("H100 NVL", _HOPPER_NVL, _DATASHEET % "h100"),
     ("H100 PCIe", {"bf16": 756.5, "fp16": 756.5, "tf32": 378.0, "fp32": 51.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
-    ("H100", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp32": 67.0},
-     "https://www.nvidia.com/en-us/data-center/h100/"),
-    ("A100", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5},
-     "https://www.nvidia.com/en-us/data-center/a100/"),
+     _DATASHEET % "h100"),
+    ("H100", _HOPPER_SXM, _DATASHEET % "h100"),
+    ("A100", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}, _DATASHEET % "a100"),
 )
 
 

@@ -12,15 +12,11 @@ reference venv rebuilt under another folder name still pools.
 """
 
 import os
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from eb_torchperf.diagnosis.peak import vector_isa
 from eb_torchperf.errors import TorchPerfError
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, load_results
-
-if TYPE_CHECKING:  # diagnosis.explanation imports analysis.profile_diff: not at run time
-    from eb_torchperf.diagnosis.explanation import ExplainResult
-
 
 def _build(probe: Optional[ProbeResult]) -> Optional[str]:
     """A side's torch build: its fingerprint, else its torch file, else its python."""
@@ -84,11 +80,12 @@ def same_audit(result: AuditResult, other: AuditResult) -> bool:
             and result.wall_s == other.wall_s and len(result.results) == len(other.results))
 
 
-def profiles_mismatch(explain_file: str, explained: "ExplainResult", first_path: str,
+def profiles_mismatch(explain_file: str, explained, first_path: str,
                       first: AuditResult
                       ) -> Optional[str]:
     """One line saying why the profiles in `explain_file` do not belong to the first audit,
-    or None.  The profiles' own interpreters must be the audit's, and where the explain
+    or None (`explained`: an explain_stage.explanation.ExplainResult).  The profiles' own
+    interpreters must be the audit's, and where the explain
     document names its baseline results file and that file is readable, that audit must
     pool with the first (same host, CPU, builds, environments)."""
     remedy = ("; profile this audit instead: eb-torchperf explain --results %s --no-remedies"

@@ -12,6 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from eb_torchperf.present import escape
+from eb_torchperf.present.findings_view import remedy_parts
+from eb_torchperf.present.units import format_ratio
 from eb_torchperf.analysis.compare import AA_FLOOR, Comparison, geomean_relative_ops
 from eb_torchperf.records.findings import sort_findings
 from eb_torchperf.fleet.gather import JobOutcome
@@ -106,7 +108,7 @@ def cell_text(c: Optional[Comparison]) -> str:
     if c.relative_ops is None:
         return "%.3g %s" % (c.target.value, c.target.unit) if c.target else MISSING
     marks = ("*" if c.significant else "") + ("~" if c.noisy else "")
-    return "%.1f %%%s" % (100 * c.relative_ops, " " + marks if marks else "")
+    return format_ratio(c.relative_ops) + (" " + marks if marks else "")
 
 
 def _node_row(outcome: JobOutcome, columns: Dict[tuple, str]) -> NodeRow:
@@ -116,12 +118,13 @@ def _node_row(outcome: JobOutcome, columns: Dict[tuple, str]) -> NodeRow:
     return NodeRow(job.name, job.partition, job.target, outcome.host or MISSING,
                    outcome.cpu_model or MISSING, outcome.gpus or MISSING,
                    tuple(cell_text(by_key.get(key)) for key in columns),
-                   MISSING if geo is None else "%.1f %%" % (100 * geo))
+                   format_ratio(geo) or MISSING)
 
 
 def _findings_block(outcome: JobOutcome) -> FindingsBlock:
     lines = tuple("%s %s: %s%s" % (f.severity, f.rule_id, f.title,
-                                   " — " + f.advice if f.advice else "")
+                                   " — " + " ".join(filter(None, remedy_parts(f.advice)))
+                                   if f.advice else "")
                   for f in sort_findings(outcome.findings))
     summary = "" if lines else ("none" if outcome.findings_available else "not diagnosed")
     return FindingsBlock(outcome.job.name, outcome.cpu_model or outcome.host or MISSING, lines,

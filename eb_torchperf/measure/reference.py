@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from eb_torchperf.measure.environ import path_under
+from eb_torchperf.measure.environ import apply_overrides, path_under
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.isolation import isolated_environ
 from eb_torchperf.measure.setup_run import run_setup
@@ -291,13 +291,7 @@ def target_torch_version(python: str, timeout_s: float = 180,
 
 
 def _with_overrides(env: Optional[Mapping[str, Optional[str]]]) -> dict:
-    merged = dict(os.environ)
-    for name, value in (env or {}).items():
-        if value is None:
-            merged.pop(name, None)
-        else:
-            merged[name] = value
-    return merged
+    return apply_overrides(os.environ, env)
 
 
 def is_wheel_spec(spec: str) -> bool:

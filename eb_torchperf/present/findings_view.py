@@ -74,7 +74,12 @@ def table_of(name: str, rows: Sequence[dict]) -> Dict[str, object]:
 
 
 def remedy_parts(advice: str) -> Tuple[str, str]:
-    """(the remedy's first sentence: what to do, the details after it)."""
+    """(the remedy's first line: what to do, the details after it): the line before the
+    first newline (diagnosis.packaging_advice.FIRST_LINE per kind of installation), else
+    the first sentence."""
+    if "\n" in advice.strip():
+        first, details = advice.strip().split("\n", 1)
+        return first, details.strip()
     parts = _SENTENCE_END.split(advice.strip(), maxsplit=1)
     return parts[0], parts[1] if len(parts) > 1 else ""
 

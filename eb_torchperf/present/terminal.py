@@ -111,7 +111,20 @@ def differences_table(rows: List[dict]) -> Table:
     return table
 
 
-class AuditProgress:
+class LiveDisplay:
+    """A rich live display (`self.live`: a Progress or Status) used as a context manager."""
+
+    live = None
+
+    def __enter__(self):
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.live.__exit__(*exc_info)
+
+
+class AuditProgress(LiveDisplay):
     """Progress bar over (pairs x benchmarks) on stderr, with the time spent and an
     estimate of the time left (rich's, from the rate of the steps done so far; extra
     pairs for rows short of precision can add to it); usable as the audit callback."""
@@ -124,13 +137,7 @@ class AuditProgress:
                                  console=console, transient=True)
         self.task = self.progress.add_task("starting", total=total)
         self.console = console
-
-    def __enter__(self):
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc_info):
-        self.progress.__exit__(*exc_info)
+        self.live = self.progress
 
     def __call__(self, event: str, **info) -> None:
         if event == "start":

@@ -6,7 +6,9 @@ from rich.console import Console
 from rich.table import Table
 
 from eb_torchperf.present import escape
-from eb_torchperf.present.terminal import format_params, format_seconds, format_share
+from eb_torchperf.present.terminal import (LiveDisplay, format_params, format_seconds,
+                                          format_share)
+from eb_torchperf.present.units import format_percent, format_ratio
 
 
 def op_sentence(diff, index: int = 0) -> str:
@@ -92,10 +94,6 @@ def _row_key(row) -> tuple:
     return row.bench, format_params(row.params)
 
 
-def _percent(value: Optional[float]) -> str:
-    return "" if value is None else "%.1f %%" % (100 * value)
-
-
 def trial_rows_table(trials: Sequence) -> Table:
     """Benchmarks x trials: baseline relative OPS and the relative OPS with each remedy."""
     table = Table(title="Relative OPS per benchmark with each remedy (reference = 100 %)")
@@ -107,9 +105,22 @@ def trial_rows_table(trials: Sequence) -> Table:
     for key in dict.fromkeys(k for rows in by_trial for k in rows):
         rows = [m.get(key) for m in by_trial]
         before = next((r.before for r in rows if r is not None and r.before is not None), None)
-        _add_row(table, "%s %s" % key, _percent(before),
-                      *(_percent(r.after if r else None) for r in rows))
+        _add_row(table, "%s %s" % key, format_ratio(before),
+                      *(format_ratio(r.after if r else None) for r in rows))
     return table
+
+
+def trial_summary(trial) -> str:
+    """One line of an explain_stage.trials.TrialResult: "OMP_NUM_THREADS=2: GEMM rows 3.5 % ->
+    4.1 %, other rows 62 % -> 95 % of the reference (partly recovered)"."""
+    parts = []
+    for gemm, name in ((True, "GEMM rows"), (False, "other rows")):
+        group = trial.group(gemm)
+        if group:
+            before, after = (format_percent(v) for v in group[:2])
+            parts.append("%s %s -> %s" % (name, before, after))
+    figures = ", ".join(parts) + " of the reference" if parts else "no paired rows"
+    return "%s: %s (%s)" % (trial.trial.label, figures, trial.verdict)
 
 
 def print_explain(console: Console, result) -> None:
@@ -124,7 +135,8 @@ def print_explain(console: Console, result) -> None:
     if result.trials:
         console.print(trials_table(result.trials))
         for index, trial in enumerate(result.trials):
-            console.print("trial %d: %s; child: %s" % (index + 1, trial.summary(), trial.effect),
+            console.print("trial %d: %s; child: %s"
+                          % (index + 1, trial_summary(trial), trial.effect),
                           highlight=False, soft_wrap=True, markup=False)
         console.print(trial_rows_table(result.trials))
     for skip in result.skipped:
@@ -139,20 +151,14 @@ def print_explain(console: Console, result) -> None:
                       highlight=False)
 
 
-class ExplainProgress:
+class ExplainProgress(LiveDisplay):
     """A one-line status on stderr while profiling and trials run; usable as callback."""
 
     def __init__(self, console: Console):
         self.console = console
         self.status = console.status("explain: starting")
+        self.live = self.status
         self.trial = ""
-
-    def __enter__(self):
-        self.status.__enter__()
-        return self
-
-    def __exit__(self, *exc_info):
-        self.status.__exit__(*exc_info)
 
     def __call__(self, event: str, **info) -> None:
         if event == "profile":

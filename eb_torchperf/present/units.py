@@ -45,6 +45,22 @@ def format_ratio(value: Optional[float]) -> str:
     return "" if value is None else "%.1f %%" % (100 * value)
 
 
+def format_percent(value: Optional[float], fine_below: float = 0.1) -> str:
+    """A fraction as a whole percentage ("33 %"), one decimal below `fine_below`
+    ("3.5 %"), "?" when absent."""
+    if value is None:
+        return "?"
+    return "%.0f %%" % (100 * value) if value >= fine_below else "%.1f %%" % (100 * value)
+
+
+def format_percent_interval(value: Optional[float], low: Optional[float],
+                            high: Optional[float]) -> str:
+    """"33 % [30-36 %]" (format_percent of each), the value alone without an interval."""
+    if low is None or high is None:
+        return format_percent(value)
+    return "%s [%s-%s]" % (format_percent(value), format_percent(low)[:-2], format_percent(high))
+
+
 def format_relative(c) -> str:
     """The relative-OPS cell of a compare.Comparison: the ratio, or "inconclusive"."""
     return "inconclusive" if c.inconclusive else format_ratio(c.relative_ops)
@@ -109,7 +125,7 @@ def format_seconds(value: float) -> str:
 
 def format_share(share: Optional[float]) -> str:
     """Share of the gap as a percentage, "" when the target is not slower."""
-    return "" if share is None else "%.0f %%" % (100 * share)
+    return "" if share is None else format_percent(share, 0)
 
 
 

@@ -132,16 +132,8 @@ def collect_env(torch=None):
     return env
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
 def _cpuinfo():
-    text = _read("/proc/cpuinfo") or ""
+    text = facts_more.read_text("/proc/cpuinfo") or ""
     fields = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -153,14 +145,14 @@ def _cpuinfo():
 
 def _cgroup_cpu_quota():
     """CPUs allowed by the cgroup quota (v2 cpu.max, v1 cfs files), None if unlimited."""
-    v2 = _read("/sys/fs/cgroup/cpu.max")
+    v2 = facts_more.read_text("/sys/fs/cgroup/cpu.max")
     if v2:
         quota, _, period = v2.partition(" ")
         if quota != "max" and period:
             return int(quota) / int(period)
         return None
-    quota = _read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
-    period = _read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+    quota = facts_more.read_text("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+    period = facts_more.read_text("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
     if quota and period and int(quota) > 0:
         return int(quota) / int(period)
     return None
@@ -193,9 +185,9 @@ def collect_cpu(torch=None):
         "affinity": affinity,
         "allowed_cores": len(affinity) if affinity is not None else os.cpu_count(),
         "cgroup_cpu_quota": _cgroup_cpu_quota(),
-        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "governor": facts_more.read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         "family": info.get("cpu family"),
-        "max_mhz": _khz_to_mhz(_read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")),
+        "max_mhz": _khz_to_mhz(facts_more.read_text("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")),
         "mhz": _number(info.get("cpu MHz")),
         "bogomips": _number(info.get("bogomips")),
     }

@@ -32,7 +32,8 @@ _SMOKE = ("import torch\n"
 _SO_NAME = re.compile(r"^(?P<stem>lib[\w+-]*?)(?:-[0-9a-f]{8})*\.so(?:\.(?P<version>[\d.]+))?$")
 
 
-def _read(path):
+def read_text(path):
+    """A small system file's text, stripped; None when it cannot be read."""
     try:
         with open(path) as handle:
             return handle.read().strip()
@@ -67,7 +68,7 @@ def numa_nodes():
     nodes = {}
     for path in sorted(glob.glob("/sys/devices/system/node/node[0-9]*/cpulist")):
         number = os.path.basename(os.path.dirname(path))[4:]
-        cpus = parse_cpulist(_read(path))
+        cpus = parse_cpulist(read_text(path))
         if cpus:
             nodes[number] = cpus
     return nodes
@@ -102,7 +103,7 @@ def _gpu_numa(torch):
             continue
         pci = "%04x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), bus,
                                    getattr(props, "pci_device_id", 0))
-        node = _read("/sys/bus/pci/devices/%s/numa_node" % pci)
+        node = read_text("/sys/bus/pci/devices/%s/numa_node" % pci)
         out.append({"index": index, "pci": pci,
                     "numa_node": int(node) if node and node.lstrip("-").isdigit() else None})
     return out
@@ -120,8 +121,8 @@ def collect_system(torch):
     nodes = numa_nodes()
     affinity = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
     return {
-        "thp_enabled": _selected(_read(THP_DIR + "/enabled")),
-        "thp_defrag": _selected(_read(THP_DIR + "/defrag")),
+        "thp_enabled": _selected(read_text(THP_DIR + "/enabled")),
+        "thp_defrag": _selected(read_text(THP_DIR + "/defrag")),
         "rlimits": _rlimits(),
         "numa_nodes": nodes,
         "process_nodes": sorted((n for n, cpus in nodes.items() if affinity & set(cpus)), key=int),

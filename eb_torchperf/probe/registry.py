@@ -119,6 +119,15 @@ def core_factor(cores: Optional[int]) -> float:
     return max(1.0, (cores or BASE_CORES) / BASE_CORES)
 
 
+def inference(torch, module, *inputs):
+    """A benchmark's call: `module(*inputs)` without autograd (torch.no_grad), as an
+    inference step runs it."""
+    def call():
+        with torch.no_grad():
+            module(*inputs)
+    return call
+
+
 def scaled(key, power=1.0, cap=8.0, multiple=1):
     """A Benchmark.scale: params[key] times core_factor(cores)**power (at most `cap`
     times), rounded to `multiple`; the identity on the 2-core dev machine."""

@@ -23,7 +23,7 @@ touched this way.  The values are those of torch.randn (randn is empty + normal_
 
 import itertools
 
-from .registry import Benchmark, register, scaled
+from .registry import Benchmark, inference, register, scaled
 
 QUICK, FULL = "quick", "full"
 
@@ -97,11 +97,7 @@ register(Benchmark(
 def _setup_linear(torch, p):
     layer = torch.nn.Linear(p["in"], p["out"])
     x = _tensor(torch, p["tokens"], p["in"])
-
-    def call():
-        with torch.no_grad():
-            layer(x)
-    return call
+    return inference(torch, layer, x)
 
 
 register(Benchmark(
@@ -120,11 +116,7 @@ register(Benchmark(
 def _setup_conv(torch, p):
     conv = torch.nn.Conv2d(p["channels"], p["channels"], 3, padding=1, bias=False)
     x = _tensor(torch, p["batch"], p["channels"], p["hw"], p["hw"])
-
-    def call():
-        with torch.no_grad():
-            conv(x)
-    return call
+    return inference(torch, conv, x)
 
 
 register(Benchmark(
@@ -158,11 +150,7 @@ def _make_encoder(torch, p):
 def _setup_bert_infer(torch, p):
     layer, x = _make_encoder(torch, p)
     layer.eval()
-
-    def call():
-        with torch.no_grad():
-            layer(x)
-    return call
+    return inference(torch, layer, x)
 
 
 def _setup_bert_train(torch, p):

@@ -17,7 +17,7 @@ dev VM) under ~0.5 s, like suite_cpu.
 """
 
 from . import suite_cpu
-from .registry import Benchmark, register, scaled
+from .registry import Benchmark, inference, register, scaled
 
 FULL = "full"  # not in quick: its time budget is 16 rows (measure.interleave)
 
@@ -33,11 +33,7 @@ def _conv(torch, p):
 
 def _setup_conv_forward(torch, p):
     conv, x = _conv(torch, p)
-
-    def call():
-        with torch.no_grad():
-            conv(x)
-    return call
+    return inference(torch, conv, x)
 
 
 def _setup_conv_train(torch, p):
@@ -118,11 +114,7 @@ def _setup_batchnorm(torch, p):
     norm = torch.nn.BatchNorm2d(p["channels"])
     norm.train(p["mode"] == "train")
     x = torch.randn(p["batch"], p["channels"], p["hw"], p["hw"])
-
-    def call():
-        with torch.no_grad():
-            norm(x)
-    return call
+    return inference(torch, norm, x)
 
 
 _BN = tuple({"batch": 8, "channels": 64, "hw": 56, "mode": m} for m in ("eval", "train"))

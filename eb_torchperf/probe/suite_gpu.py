@@ -25,7 +25,7 @@ import contextlib
 
 from .cuda_timing import DispatchTimer
 from .gpu_facts import SDPA_SHAPE
-from .registry import Benchmark, register
+from .registry import Benchmark, inference, register
 
 QUICK, FULL = "quick", "full"
 #: Suite dtype names -> (torch dtype attribute, TF32 switched on for float32 matmuls).
@@ -122,11 +122,7 @@ def _make_linear(torch, p):
 
 def _setup_linear_fwd(torch, p):
     layer, x = _make_linear(torch, p)
-
-    def call():
-        with torch.no_grad():
-            layer(x)
-    return DispatchTimer(torch, call)
+    return DispatchTimer(torch, inference(torch, layer, x))
 
 
 def _setup_linear_train(torch, p):
@@ -288,11 +284,7 @@ def _setup_conv(torch, p):
     conv = conv.to(device="cuda", dtype=dtype, memory_format=torch.channels_last)
     x = torch.randn(p["batch"], p["channels"], p["hw"], p["hw"], device="cuda", dtype=dtype)
     x = x.to(memory_format=torch.channels_last)
-
-    def call():
-        with torch.no_grad():
-            conv(x)
-    return DispatchTimer(torch, call)
+    return DispatchTimer(torch, inference(torch, conv, x))
 
 
 def _conv(dtype):

@@ -246,6 +246,19 @@ def apply_affinity(cpulist):
         print("ebtp_probe: cannot set affinity %s: %s" % (cpulist, exc), file=sys.stderr)
 
 
+def import_torch(send):
+    """torch, with the benchmark suites loaded; None after sending the import failure
+    (any exception of `import torch` is the finding) through `send`."""
+    try:
+        import torch
+    except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding
+        send({"ok": False, "stage": "import torch", "exc_type": type(exc).__name__,
+              "message": str(exc).splitlines()[0] if str(exc) else ""})
+        return None
+    registry.load_suites()
+    return torch
+
+
 def main(reply_fd):
     """Import torch, say hello, serve.  Returns the process exit status."""
     out = os.fdopen(reply_fd, "w", buffering=1)
@@ -256,13 +269,9 @@ def main(reply_fd):
 
     apply_affinity(os.environ.get(AFFINITY_VAR))
     allocator.configure()  # before torch allocates anything; the same on both sides
-    try:
-        import torch
-    except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding
-        send({"ok": False, "stage": "import torch", "exc_type": type(exc).__name__,
-              "message": str(exc).splitlines()[0] if str(exc) else ""})
+    torch = import_torch(send)
+    if torch is None:
         return 3
-    registry.load_suites()
     send({"ok": True, "hello": {"torch_version": torch.__version__, "pid": os.getpid(),
                                 "executable": sys.executable}})
     serve(WorkerState(torch), sys.stdin, send)

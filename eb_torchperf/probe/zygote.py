@@ -169,13 +169,9 @@ def main(reply_fd, fd_socket):
     except BaseException:  # noqa: BLE001 -- torch without numpy is fine
         pass
     counts.append(thread_count())
-    try:
-        import torch
-    except BaseException as exc:  # noqa: BLE001 -- any import failure is the finding
-        send({"ok": False, "stage": "import torch", "exc_type": type(exc).__name__,
-              "message": str(exc).splitlines()[0] if str(exc) else ""})
+    torch = worker.import_torch(send)
+    if torch is None:
         return 3
-    registry.load_suites()
     counts.append(thread_count())
     problem = fork_problem(torch, *counts)
     send({"ok": True, "hello": {"torch_version": torch.__version__, "pid": os.getpid(),

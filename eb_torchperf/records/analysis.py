@@ -47,7 +47,7 @@ class Analysis:
         aa_floor: analysis.compare.AA_FLOOR (fraction).
         inconclusive_half_width: analysis.precision.INCONCLUSIVE_HALF_WIDTH (fraction).
         unpaired: the comparisons are unpaired (two stored runs, analysis.unpaired).
-        trials: the explain step's trial outcomes (diagnosis.trials.TrialResult), () without.
+        trials: the explain step's trial outcomes (explain_stage.trials.TrialResult), () without.
     """
 
     comparisons: Tuple[Any, ...] = ()

@@ -331,21 +331,22 @@ def save_document(path, data: dict) -> None:
     safe_write.write_json(path, data)
 
 
-def read_json(path):
+def read_json(path, error=SchemaError):
     """The JSON value in the file `path`.
 
     Raises:
-        SchemaError: unreadable, not JSON, or nested too deeply to load (message names path).
+        error (SchemaError by default): unreadable, not JSON, or nested too deeply for
+            the parser (the message names path).
     """
     try:
         with open(path) as handle:
             return json.load(handle)
     except OSError as exc:
-        raise SchemaError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
+        raise error("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except ValueError as exc:
-        raise SchemaError("%s is not JSON: %s" % (path, exc)) from None
+        raise error("%s is not JSON: %s" % (path, exc)) from None
     except RecursionError:
-        raise SchemaError("%s is not a results document: nested too deeply" % path) from None
+        raise error("%s is not a results document: nested too deeply" % path) from None
 
 
 def load_document(path, from_json):

@@ -114,10 +114,7 @@ def read_document(path: str) -> dict:
     Raises:
         DocumentError: unreadable, not JSON, or not a results document (no target side).
     """
-    try:
-        document = read_json(path)
-    except SchemaError as exc:
-        raise DocumentError(str(exc)) from None
+    document = read_json(path, DocumentError)
     if not isinstance(document, dict) or "schema_version" not in document or (
             "target" not in document or "results" not in document):
         raise DocumentError("%s is not an eb-torchperf results document" % path)

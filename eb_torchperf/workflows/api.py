@@ -101,7 +101,7 @@ def write_reports(result: AuditResult, out_dir, formats: Sequence[str] = ("html"
     analysis = pipeline.analyse(result, keep_findings=True)
     result = dataclasses.replace(result, findings=analysis.findings)
     if explained is not None:
-        from eb_torchperf.diagnosis.explanation import with_profile_evidence
+        from eb_torchperf.explain_stage.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
         analysis = analysis.with_findings(result.findings, explained.trials)
     return pipeline.write_reports(result, analysis, out_dir, formats, stem, explained)
@@ -120,7 +120,7 @@ def explain(result: Union[AuditResult, str, os.PathLike], workloads: Optional[Se
         trial_pairs: worker pairs per trial; profile_rounds: profile requests per side.
 
     Returns:
-        workflows.explain.ExplainResult (save it with `.save(path)`); None when the
+        explain_stage.run.ExplainResult (save it with `.save(path)`); None when the
         audit was cut short.
 
     Raises:

@@ -155,7 +155,7 @@ def _measure(plan: Plan, display: Display) -> AuditResult:
 
 def _explain_path(plan: Plan, results_path: str) -> str:
     """ExplainOptions.out, else <stem>.explain.json beside the results ("": no file)."""
-    from eb_torchperf.diagnosis.explanation import explain_path
+    from eb_torchperf.explain_stage.explanation import explain_path
     if plan.request.explain is not None and plan.request.explain.out:
         return plan.request.explain.out
     return explain_path(results_path) if results_path else ""
@@ -174,7 +174,7 @@ def explain_step(plan: Plan, result: AuditResult, analysis: Analysis,
     An audit cut short is not explained: its error is the outcome.
     """
     from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS
-    from eb_torchperf.workflows.explain import explain
+    from eb_torchperf.explain_stage.run import explain
     options = plan.request.explain
     if options is None or not result.complete:
         return None
@@ -196,8 +196,8 @@ def explain_step(plan: Plan, result: AuditResult, analysis: Analysis,
 def confirm_trials(request: AuditRequest, result: AuditResult, analysis: Analysis,
                    display: Display):
     """Issue 29: the trials that confirm an unexplained slowdown's cause, as an explain
-    document without profiles (workflows/confirm.py), None when nothing is tried."""
-    from eb_torchperf.workflows.confirm import audit_runner, confirm_step
+    document without profiles (explain_stage/confirm.py), None when nothing is tried."""
+    from eb_torchperf.explain_stage.confirm import audit_runner, confirm_step
     return confirm_step(result, analysis, audit_runner(result, analysis),
                         request.trial_budget_s, display.log)
 
@@ -297,7 +297,7 @@ def _run(plan: Plan, display: Display) -> PipelineOutcome:
     elif request.trials and request.results is None:
         explained = confirm_trials(request, result, analysis, display)
     if explained is not None:
-        from eb_torchperf.diagnosis.explanation import with_profile_evidence
+        from eb_torchperf.explain_stage.explanation import with_profile_evidence
         result = with_profile_evidence(result, explained)
         analysis = analysis.with_findings(result.findings, explained.trials)
         if request.explain is not None or request.results is None:

@@ -97,7 +97,7 @@ class AuditRequest:
         wait_idle_s: before measuring, wait up to this many seconds for the allowed
             CPUs to be idle (RunnerOptions.wait_idle_s); None: measure at once.
         trials: an unexplained slowdown with run-time differences is confirmed by
-            trials after the audit (workflows/confirm.py; measured audits only).
+            trials after the audit (explain_stage/confirm.py; measured audits only).
         trial_budget_s: seconds for those trials (None: max(30 s, 30 % of the audit)).
     """
 
@@ -152,7 +152,7 @@ class Plan:
         trial_options: runner settings of the remedy trials (None: the baseline's).
         target_env: {VAR: value or None} for the target's workers.
         out: results JSON path, or None.
-        profile_options: workflows.explain.ProfileOptions of the explain step, or None.
+        profile_options: explain_stage.run.ProfileOptions of the explain step, or None.
         reference_extra: {VAR: value or None} for the reference, after its isolation.
     """
 
@@ -310,7 +310,7 @@ def _profile_options(request: AuditRequest):
         ConfigError: unknown workload, or rounds ProfileOptions refuses.
     """
     from eb_torchperf.probe.profile import WORKLOADS  # torch-free: names and budgets
-    from eb_torchperf.workflows.profiling import ProfileOptions
+    from eb_torchperf.explain_stage.profiling import ProfileOptions
     unknown = sorted(set(request.explain.workloads or ()) - set(WORKLOADS))
     if unknown:
         raise ConfigError("unknown workload(s): %s (known: %s)"

@@ -17,7 +17,7 @@ def stored_explain(results_path, result: AuditResult, log: Callable[[str], None]
     A file the user did not name is never fatal: unreadable or stale, it is ignored
     with one line to `log`.
     """
-    from eb_torchperf.diagnosis.explanation import explain_path, find_explain, stale_reason
+    from eb_torchperf.explain_stage.explanation import explain_path, find_explain, stale_reason
     try:
         explained = find_explain(results_path)
         stale = explained and stale_reason(explained, result)

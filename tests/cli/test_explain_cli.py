@@ -6,7 +6,7 @@ import pytest
 
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.cli.dispatch import main
-from eb_torchperf.workflows.explain import load_explain
+from eb_torchperf.explain_stage.run import load_explain
 from eb_torchperf.records.measurements import AuditResult, load_results
 
 from explain_helpers import (DEBIAN_FACTS, WHEEL_FACTS, bench, golden_facts, probe_from)

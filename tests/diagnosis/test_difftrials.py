@@ -4,10 +4,10 @@ import dataclasses
 import os
 
 from testdata import diagnose
-from eb_torchperf.diagnosis.difftrials import CONFIRMED, confirm, plan_difference_trials
+from eb_torchperf.explain_stage.difftrials import CONFIRMED, confirm, plan_difference_trials
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.probe.worker import apply_affinity
-from eb_torchperf.diagnosis.trials import TrialResult, TrialRow, check_effect
+from eb_torchperf.explain_stage.trials import TrialResult, TrialRow, check_effect
 
 from eb_torchperf.diagnosis.differences import differences
 from auditcases import bench_pair, golden_probe, with_facts, with_section
@@ -83,7 +83,7 @@ def test_affinity_check_and_worker_switch():
 
 
 def test_trials_keep_the_baseline_overrides_and_run_on_the_rows_device(monkeypatch):
-    from eb_torchperf.workflows import profiling as explain
+    from eb_torchperf.explain_stage import profiling as explain
     seen = []
 
     class FakeRun:

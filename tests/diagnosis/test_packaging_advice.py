@@ -8,7 +8,7 @@ import pytest
 from testdata import diagnose
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult, ProbeResult
-from eb_torchperf.diagnosis.packaging_advice import advise
+from eb_torchperf.diagnosis.packaging_advice import FIRST_LINE, advise
 from eb_torchperf.probe.install_kind import detect
 from eb_torchperf.measure.runner import run_probe
 
@@ -60,8 +60,10 @@ def _finding(rule_id):
 
 def test_debian_blas_advice_starts_with_update_alternatives_and_keeps_easybuilds():
     advice = advise(_finding("blas-not-mkl"), "debian").advice
-    assert advice.startswith("Debian/Ubuntu's python3-torch calls the system libblas.so.3: "
-                             "select an optimised BLAS with `update-alternatives --config")
+    first, details = advice.split("\n")
+    assert first.startswith("`apt-get install libopenblas0-openmp`, then select it with "
+                            "`update-alternatives --config")
+    assert details.startswith("Debian/Ubuntu's python3-torch calls the system libblas.so.3: ")
     assert advice.endswith(" EasyBuild: Add imkl to the easyconfig.")
     assert "spack install py-torch ^intel-oneapi-mkl" in advise(_finding("blas-not-mkl"),
                                                                 "spack").advice
@@ -69,8 +71,11 @@ def test_debian_blas_advice_starts_with_update_alternatives_and_keeps_easybuilds
 
 
 def test_easybuild_unknown_kinds_and_rules_without_entry_keep_the_easybuild_advice():
-    for kind in ("easybuild", None, "unknown"):
-        assert advise(_finding("blas-not-mkl"), kind).advice == "Add imkl to the easyconfig."
+    first = FIRST_LINE[("blas-not-mkl", "easybuild")]
+    for kind in ("easybuild", None):
+        assert advise(_finding("blas-not-mkl"), kind).advice == (
+            first + "\nAdd imkl to the easyconfig.")
+    assert advise(_finding("blas-not-mkl"), "unknown").advice == "Add imkl to the easyconfig."
     assert advise(_finding("governor-powersave"), "debian").advice == "Add imkl to the easyconfig."
 
 
@@ -82,4 +87,4 @@ def test_diagnose_phrases_the_remedy_for_the_targets_packaging():
                          created_utc="", host="")
     rule = lambda t, r, c: [_finding("blas-not-mkl")]  # noqa: E731
     (finding,) = diagnose(result, [], rules=[rule])
-    assert finding.advice.startswith("Debian/Ubuntu's python3-torch")
+    assert finding.advice.startswith(FIRST_LINE[("blas-not-mkl", "debian")] + "\n")

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from eb_torchperf.diagnosis.families import GEMM_BENCHES
-from eb_torchperf.diagnosis.remedies import (REMEDIES, BlasHost, applicable,
+from eb_torchperf.explain_stage.remedies import (REMEDIES, BlasHost, applicable,
                                    discover_host)
 from eb_torchperf.diagnosis.facts import (best_capability, current_capability, openmp_libraries,
                                         torch_blas_pools, usable_cores)

@@ -10,11 +10,11 @@ import pytest
 
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.remedies import discover_host
+from eb_torchperf.explain_stage.remedies import discover_host
 from eb_torchperf.measure.runner import run_probe
 from eb_torchperf.diagnosis.facts import mapped, plain_libblas, usable_cores
 from eb_torchperf.analysis.compare import compare
-from eb_torchperf.diagnosis.trials import plan_trials, summarize_trial
+from eb_torchperf.explain_stage.trials import plan_trials, summarize_trial
 
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"

@@ -8,9 +8,10 @@ import pytest
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.analysis.compare import compare
 from eb_torchperf.records.measurements import AuditResult
+from eb_torchperf.present.terminal_explain import trial_summary
 from eb_torchperf.diagnosis.families import GEMM_BENCHES, THREADED_BENCHES
-from eb_torchperf.diagnosis.remedies import BlasHost, Trial
-from eb_torchperf.diagnosis.trials import (TrialResult, TrialRow, check_effect, combine_trials, judge,
+from eb_torchperf.explain_stage.remedies import BlasHost, Trial
+from eb_torchperf.explain_stage.trials import (TrialResult, TrialRow, check_effect, combine_trials, judge,
                                  plan_trials, rebuild_needed, summarize_trial)
 
 from explain_helpers import DEBIAN_FACTS, WHEEL_FACTS, bench, golden_facts, probe_from
@@ -119,8 +120,8 @@ def test_summarize_trial_sets_after_against_before():
     assert matmul.gain == pytest.approx(25.0)
     assert (layernorm.gemm, layernorm.gain) == (False, pytest.approx(1.0))
     assert result.group(True) == (pytest.approx(0.02), pytest.approx(0.5), 1)
-    assert result.summary() == (OPENBLAS_LABEL + ": GEMM rows 0.02 -> 0.50, other rows "
-                                "0.50 -> 0.50 of the reference (partly recovered)")
+    assert trial_summary(result) == (OPENBLAS_LABEL + ": GEMM rows 2.0 % -> 50 %, other rows "
+                                     "50 % -> 50 % of the reference (partly recovered)")
     unchanged = audit(debian(), {"matmul_fp32": (0.004, 0.002)})
     same = summarize_trial(trial, compare(baseline), unchanged, compare(unchanged))
     assert (same.applied, same.verdict) == (False, "not applied")
@@ -150,7 +151,7 @@ def test_trial_result_json_round_trip():
     result = summarize_trial(trial, compare(baseline), after, compare(after))
     data = result.to_json()
     assert data["rows"][0]["gain"] == pytest.approx(25.0)
-    assert data["summary"].endswith("GEMM rows 0.02 -> 0.50 of the reference (partly recovered)")
+    assert "summary" not in data  # wording is present/'s (terminal_explain.trial_summary)
     again = TrialResult.from_json(data)
     assert again.rows == result.rows and again.trial == result.trial
     assert again.audit.results == result.audit.results
@@ -193,7 +194,7 @@ def test_an_inconclusive_trial_row_is_read_from_its_estimate():
     its estimate, so an H200 trial of a TF32 override read 12 % -> 99 %, not 12 % -> ?."""
     import dataclasses as dc
 
-    from eb_torchperf.diagnosis.trials import _ratio
+    from eb_torchperf.explain_stage.trials import _ratio
     from auditcases import bench_pair, compare_pair
 
     target, reference = bench_pair("matmul_fp32", {"n": 512}, 0.5)

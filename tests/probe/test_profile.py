@@ -5,7 +5,7 @@ import os
 import pytest
 
 from eb_torchperf.analysis.profile_diff import base_op, tagged_intensity
-from eb_torchperf.workflows.explain import ProfileOptions, run_profiles
+from eb_torchperf.explain_stage.run import ProfileOptions, run_profiles
 from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS
 from eb_torchperf.measure.runner import ProbeBundle, Worker
 

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from eb_torchperf.workflows.explain import load_explain
+from eb_torchperf.explain_stage.run import load_explain
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "reports" / "examples"
 

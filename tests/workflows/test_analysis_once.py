@@ -55,7 +55,7 @@ def test_audit_with_explain_analyses_once(tmp_path, monkeypatch, capsys):
     """`audit --explain` (measurement and profiling faked, everything else real):
     saving twice, the explain step, three report formats and the terminal share one
     analysis."""
-    from eb_torchperf.workflows import explain as explain_job
+    from eb_torchperf.explain_stage import run as explain_job
     from eb_torchperf.workflows import pipeline
     monkeypatch.setattr(pipeline, "measure", lambda plan, display: load_results(STORED))
     monkeypatch.setattr(explain_job, "run_profiles", lambda *args, **kwargs: ([], []))

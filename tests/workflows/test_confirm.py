@@ -1,11 +1,11 @@
-"""Confirm by default (workflows/confirm.py): bisection, budget, when nothing runs."""
+"""Confirm by default (explain_stage/confirm.py): bisection, budget, when nothing runs."""
 
 import dataclasses
 
-from eb_torchperf.diagnosis import difftrials
-from eb_torchperf.diagnosis.remedies import Trial
-from eb_torchperf.diagnosis.trials import TrialResult
-from eb_torchperf.workflows import confirm
+from eb_torchperf.explain_stage import difftrials
+from eb_torchperf.explain_stage.remedies import Trial
+from eb_torchperf.explain_stage.trials import TrialResult
+from eb_torchperf.explain_stage import confirm
 from auditcases import golden_result
 from testdata import record
 
@@ -84,7 +84,7 @@ def test_a_confirmed_trial_becomes_the_cause_in_the_findings():
 
 def test_pipeline_saves_the_confirming_trials_beside_the_results(tmp_path, monkeypatch):
     import sys
-    from eb_torchperf.diagnosis.explanation import ExplainResult
+    from eb_torchperf.explain_stage.explanation import ExplainResult
     from eb_torchperf.workflows import pipeline
     from eb_torchperf.workflows.request import AuditRequest
     measured = golden_result()

@@ -13,15 +13,15 @@ from eb_torchperf.present.units import evidence_text
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.diagnosis.diagnose import RULE_MODULES, diagnose
 from eb_torchperf.errors import ConfigError, SchemaError
-from eb_torchperf.workflows.explain import (EXPLAIN_SCHEMA_VERSION, ExplainResult, ProfileOptions,
+from eb_torchperf.explain_stage.run import (EXPLAIN_SCHEMA_VERSION, ExplainResult, ProfileOptions,
                                   annotate_findings, explain, explain_path, find_explain,
                                   load_explain, profile_evidence)
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.analysis.profile_diff import RULE_BACKENDS, OpTime, WorkloadProfile, diff_profiles
-from eb_torchperf.diagnosis.remedies import Trial
+from eb_torchperf.explain_stage.remedies import Trial
 from eb_torchperf.present.terminal_explain import format_seconds, op_sentence, print_explain
-from eb_torchperf.diagnosis.trials import TrialResult, TrialRow
+from eb_torchperf.explain_stage.trials import TrialResult, TrialRow
 
 from auditcases import golden_result
 from testdata import record
@@ -104,7 +104,7 @@ def test_terminal_output_names_the_operator_and_the_trial():
     text = console.export_text()
     assert "Largest: aten::addmm: 100 % of the difference, 3.9 s vs 45 ms" in text
     assert "BLAS or oneDNN (GEMM)" in text
-    assert ("trial 1: OMP_NUM_THREADS=2: other rows 0.30 -> 0.55 of the reference (partly "
+    assert ("trial 1: OMP_NUM_THREADS=2: other rows 30 % -> 55 % of the reference (partly "
             "recovered); child: intra-op threads: 2") in text
     assert "not tried: blas-provider-path (blas-not-mkl): no other provider" in text
     assert "rebuild: the remaining gap is build-time" in text
@@ -189,9 +189,9 @@ def test_trials_of_a_one_build_baseline_may_load_that_build_on_both_sides(monkey
     `explain --results` of a NVIDIA_TF32_OVERRIDE=0 audit stopped on 'same torch')."""
     import dataclasses as dc
 
-    from eb_torchperf.diagnosis.remedies import BlasHost
+    from eb_torchperf.explain_stage.remedies import BlasHost
     from eb_torchperf.measure.interleave import RunnerOptions
-    from eb_torchperf.workflows import explain as explain_job
+    from eb_torchperf.explain_stage import run as explain_job
     from auditcases import golden_result
 
     seen = []
@@ -209,13 +209,13 @@ def test_trials_of_a_one_build_baseline_may_load_that_build_on_both_sides(monkey
 
 def test_explain_gives_the_profiles_the_audits_figure_of_each_model(monkeypatch):
     """A model's profile is checked against the audit's relative OPS of the model
-    (workflows.profiling re-profiles one that disagrees); a micro workload is not its
+    (explain_stage.profiling re-profiles one that disagrees); a micro workload is not its
     row's size and gets none."""
     import pathlib
 
     from eb_torchperf.analysis.compare import compare
     from eb_torchperf.records.measurements import load_results
-    from eb_torchperf.workflows import explain as explain_job
+    from eb_torchperf.explain_stage import run as explain_job
 
     models = pathlib.Path(__file__).resolve().parents[2] / "reports" / "examples" / \
         "debian-vs-wheel-2.13.0-models.json"

@@ -1,10 +1,10 @@
-"""workflows.profiling: a model's profile that is off the audit's figure is redone (issue 17)."""
+"""explain_stage.profiling: a model's profile that is off the audit's figure is redone (issue 17)."""
 
 import pytest
 
 from eb_torchperf.analysis.profile_diff import PROFILE_AGREEMENT
 from eb_torchperf.errors import ProbeError
-from eb_torchperf.workflows.profiling import ProfileOptions, _profile_one
+from eb_torchperf.explain_stage.profiling import ProfileOptions, _profile_one
 
 
 class FakeWorker:

@@ -12,9 +12,10 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
 from eb_torchperf.analysis.model_rows import models_geomean
+from eb_torchperf.present.units import format_ratio
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.bounds import Bound, check_bound, grade_low, lower_limits
+from eb_torchperf.diagnosis.bounds import LOSS_ERROR, LOSS_WARNING, grade_low, lower_limits
 from eb_torchperf.diagnosis.evidence import (GEMM_BENCHES, SOURCE_931, family_ratio, gemm_rows,
                                             grade_gemm_peak, is_x86_64, rate_evidence,
                                             ratio_evidence, upstream, with_ratio)
@@ -26,11 +27,6 @@ SOURCE_EASYBLOCK = ("https://github.com/easybuilders/easybuild-easyblocks/blob/d
 SOURCE_OPENBLAS_FAQ = "https://github.com/OpenMathLib/OpenBLAS/wiki/Faq#multi-threaded"
 SOURCE_MKL_BACKEND = "https://pytorch.org/docs/stable/backends.html#torch-backends-mkl"
 
-#: GEMM relative OPS (reference MKL build = 1.0) under which a non-MKL BLAS is an
-#: error: the best FlexiBLAS backend of #931 (imkl) reached 46 % on average.
-GEMM_ERROR = check_bound(Bound(1.0, -0.50, None, "relative OPS"))
-#: ... and a warning: 10 % is twice the A/A floor of compare.AA_FLOOR (5 %).
-GEMM_WARNING = check_bound(Bound(1.0, -0.10, None, "relative OPS"))
 
 ADVICE_BLAS = (
     "Build PyTorch against MKL: add imkl to the easyconfig's dependencies, e.g. "
@@ -40,9 +36,9 @@ ADVICE_BLAS = (
 ADVICE_BY_KIND = {
     "FlexiBLAS": " Meanwhile select the fastest installed backend in the module, e.g. "
                  "modextravars = {'FLEXIBLAS': 'IMKL'} (AOCL on AMD CPUs).",
-    "reference BLAS": " The reference BLAS is unoptimised and single-threaded: with a system "
-                      "libblas.so.3 (Debian/Ubuntu alternatives) `update-alternatives --config "
-                      "libblas.so.3-x86_64-linux-gnu` selects OpenBLAS or BLIS at run time.",
+    "reference BLAS": " The reference BLAS is unoptimised and single-threaded: a system "
+                      "libblas.so.3 (Debian/Ubuntu alternatives) can be switched to OpenBLAS "
+                      "or BLIS at run time.",
 }
 ADVICE_MKL = (
     "Add imkl to the easyconfig's dependencies (the PyTorch easyblock then sets BLAS=MKL and "
@@ -59,9 +55,9 @@ def _severity_from_reference(rows, reference) -> Optional[tuple]:
     if ratio is None or reference is None or reference.build.blas_info != "mkl":
         return None
     evidence = {"GEMM relative OPS, geometric mean": quantity(ratio, "ratio"),
-                "bounds": lower_limits(GEMM_ERROR, GEMM_WARNING)}
+                "bounds": lower_limits(LOSS_ERROR, LOSS_WARNING)}
     evidence.update(ratio_evidence(rows))
-    return grade_low(ratio, GEMM_ERROR, GEMM_WARNING), evidence, ratio
+    return grade_low(ratio, LOSS_ERROR, LOSS_WARNING), evidence, ratio
 
 
 def _severity_from_models(comparisons, reference) -> Optional[tuple]:
@@ -74,8 +70,8 @@ def _severity_from_models(comparisons, reference) -> Optional[tuple]:
         return None
     evidence = {"GEMM measured": "no (models suite)",
                 "models relative OPS, geometric mean": quantity(ratio, "ratio"),
-                "bounds": lower_limits(GEMM_ERROR, GEMM_WARNING)}
-    return grade_low(ratio, GEMM_ERROR, GEMM_WARNING), evidence, None
+                "bounds": lower_limits(LOSS_ERROR, LOSS_WARNING)}
+    return grade_low(ratio, LOSS_ERROR, LOSS_WARNING), evidence, None
 
 
 def _speedup_evidence(comparisons) -> dict:
@@ -94,7 +90,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """Class 1: BLAS not MKL on x86-64, graded by the measured GEMM rate.
 
-    Severity: GEMM relative OPS against an MKL reference (GEMM_ERROR / GEMM_WARNING);
+    Severity: GEMM relative OPS against an MKL reference (LOSS_ERROR / LOSS_WARNING);
     without one, the GEMM fraction of nominal peak (evidence.PEAK_ERROR / PEAK_WARNING);
     without a GEMM measurement, warning.  Sources: #931 (SOURCE_931) for the effect,
     the PyTorch easyblock (SOURCE_EASYBLOCK: imkl -> BLAS=MKL) for the remedy.
@@ -120,7 +116,7 @@ def blas_not_mkl(target: ProbeResult, reference: Optional[ProbeResult],
     evidence.update(_speedup_evidence(comparisons))
     title = "PyTorch's BLAS is %s (BLAS_INFO=%s), not MKL" % (kind, blas_info)
     if ratio is not None:
-        title += ": GEMM at %.1f %% of the reference" % (100 * ratio)
+        title += ": GEMM at %s of the reference" % format_ratio(ratio)
     return [Finding("blas-not-mkl", severity, title, evidence,
                     ADVICE_BLAS + ADVICE_BY_KIND.get(kind, ""), SOURCE_931, "target")]
 

@@ -11,7 +11,8 @@ from typing import List, Optional, Sequence
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
-from eb_torchperf.diagnosis.bounds import Bound, below, check_bound, grade_low
+from eb_torchperf.diagnosis.bounds import (LOSS_ERROR, LOSS_WARNING, Bound, below, check_bound,
+                                          grade_low)
 from eb_torchperf.diagnosis.evidence import (ONEDNN_BENCHES, SOURCE_931, VECTORISED_BENCHES,
                                             family_ratio, ratio_evidence, same_minor_version,
                                             same_version_upstream, upstream, with_ratio)
@@ -25,10 +26,6 @@ SOURCE_CAPABILITY = ("https://pytorch.org/docs/stable/backends.html"
 SOURCE_TOOLCHAINOPTS = "https://docs.easybuild.io/version-specific/toolchain-opts/"
 SOURCE_OPTARCH = "https://docs.easybuild.io/controlling-compiler-optimization-flags/"
 
-#: Relative OPS of oneDNN / vectorised benchmarks under which the cause is an error:
-#: half the reference is far outside the 5 % A/A floor (compare.AA_FLOOR).
-KERNEL_ERROR = check_bound(Bound(1.0, -0.50, None, "relative OPS"))
-KERNEL_WARNING = check_bound(Bound(1.0, -0.10, None, "relative OPS"))
 #: Parallel efficiency of the thread_scaling GEMM (speed-up / cores) under which
 #: threads "do not help": 1.2x on 2 cores, 2.4x on 4.  MKL sgemm at n=512 scales
 #: near-linearly on idle cores (measured 1.9x on the 2-core dev machine).
@@ -57,7 +54,7 @@ def onednn_off(target: ProbeResult, reference: Optional[ProbeResult],
         return []
     rows = with_ratio(comparisons, ONEDNN_BENCHES)
     ratio = family_ratio(rows)
-    severity = grade_low(ratio, KERNEL_ERROR, KERNEL_WARNING) if ratio is not None else "warning"
+    severity = grade_low(ratio, LOSS_ERROR, LOSS_WARNING) if ratio is not None else "warning"
     reasons.update(ratio_evidence(rows))
     return [Finding("onednn-off", severity, "oneDNN (mkldnn) is not used for convolutions and "
                     "bf16 matmuls", reasons,
@@ -90,7 +87,7 @@ def cpu_capability_low(target: ProbeResult, reference: Optional[ProbeResult],
     """Class 8: ATen CPU capability below what the CPU supports.
 
     Warning when forced by ATEN_CPU_CAPABILITY or below the upstream build of the same
-    torch version (error if the vectorised kernels then run under KERNEL_ERROR of a
+    torch version (error if the vectorised kernels then run under LOSS_ERROR of a
     same-version reference); info when upstream selects the same capability.
     Source: torch.backends.cpu.get_cpu_capability (SOURCE_CAPABILITY), DispatchStub.cpp.
     """
@@ -104,7 +101,7 @@ def cpu_capability_low(target: ProbeResult, reference: Optional[ProbeResult],
     evidence.update(ratio_evidence(rows))
     ratio = family_ratio(rows)
     if severity == "warning" and same_minor_version(target, reference) and ratio is not None:
-        severity = "error" if below(ratio, KERNEL_ERROR) else severity
+        severity = "error" if below(ratio, LOSS_ERROR) else severity
     return [Finding("cpu-capability-low", severity,
                     "ATen CPU capability %s is below the CPU's %s (%s)" % (current, cpu_max, why),
                     evidence,

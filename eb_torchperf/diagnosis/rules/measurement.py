@@ -14,6 +14,7 @@ from eb_torchperf.analysis import stats
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.analysis.precision import ADAPTIVE_HALF_WIDTH
 from eb_torchperf.diagnosis.rules.scope import affects
+from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 
@@ -58,7 +59,7 @@ def host_busy(target: ProbeResult, reference: Optional[ProbeResult],
         "the host was busy: %d of %d rows were measured while other processes used the "
         "CPUs (%s); those rows decide nothing" % (
             len(busy), len(rows),
-            "median %.0f %% of the allowed CPUs' time" % (100 * stats.median(other))
+            "median %s of the allowed CPUs' time" % format_percent(stats.median(other), 0)
             if other else "tasks waiting for a CPU"),
         evidence, REMEDY_BUSY, SOURCE, "target")]
 
@@ -91,8 +92,9 @@ def measurement_undecided(target: ProbeResult, reference: Optional[ProbeResult],
     title = ("the audit could not decide: no row's interval was narrow and clear enough"
              if not decided else
              "this node is too noisy for small losses: its rows vary %s between processes, "
-             "a loss smaller than %.0f %% cannot be seen" % (
-                 "±%.0f %%" % (100 * spread) if spread else "widely", 100 * typical_loss))
+             "a loss smaller than %s cannot be seen" % (
+                 "±" + format_percent(spread, 0) if spread else "widely",
+                 format_percent(typical_loss, 0)))
     if all(c.contended for c in rows):
         title += " (every row was measured on a busy host)"
     advice = ("Run with --pairs %d (pairs of fresh processes per row, from this node's "

@@ -20,6 +20,7 @@ from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison
 from eb_torchperf.diagnosis.facts import env_of
+from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.rules.scope import affects
@@ -90,8 +91,8 @@ def _title(kind: str, rows: Sequence[Comparison]) -> str:
     more = " and %d more row%s" % (len(rows) - 1, "" if len(rows) == 2 else "s") \
         if len(rows) > 1 else ""
     faster = [c for c in rows if c.significant and (c.relative_ops or 0) > 1]
-    because = ("; %s is faster (%.0f %%) because it computes in reduced precision"
-               % (row_name(faster[0]), 100 * faster[0].relative_ops)) if faster else ""
+    because = ("; %s is faster (%s) because it computes in reduced precision"
+               % (row_name(faster[0]), format_percent(faster[0].relative_ops, 0))) if faster else ""
     return "%s: %s (%s)%s%s" % (kind, row_name(first), what, more, because)
 
 
@@ -99,23 +100,28 @@ def _of_state(comparisons: Sequence[Comparison], state: str) -> List[Comparison]
     return [c for c in comparisons if c.numerics and c.numerics.get("state") == state]
 
 
+ADVICE_WRONG = (
+    "The target computes wrong results: likely %s.  Do not use this installation until it "
+    "is fixed: check which BLAS the target loads (`eb-torchperf explain`, the libraries in "
+    "the report), unset LD_PRELOAD / LD_LIBRARY_PATH entries that put another library "
+    "first, rebuild the BLAS for this CPU (EasyBuild optarch) or with the easyconfig's "
+    "patches for the known-bad kernel, and run PyTorch's own tests (`eb --rebuild` with the "
+    "test step).")
+ADVICE_REDUCED = (
+    "The target computes less precisely than its dtype promises: likely %s.  Where that is "
+    "not intended, unset the setting in the module, site profile or container (the "
+    "environment shown), or keep it and compare speed against a reference with the same "
+    "mode (`--reference-env`).")
+
+
 @affects(frozenset())
 def wrong_result(target: ProbeResult, reference: Optional[ProbeResult],
                  comparisons: Sequence[Comparison]) -> List[Finding]:
     """Rows whose target results are plainly wrong (errors of order one)."""
     rows = _of_state(comparisons, "wrong")
-    if not rows:
-        return []
-    return [Finding(
-        "numerics-wrong-result", "error", _title("Wrong results", rows),
-        _evidence(rows, target),
-        "The target computes wrong results: likely %s.  Do not use this installation "
-        "until it is fixed: check which BLAS the target loads (`eb-torchperf explain`, "
-        "the libraries in the report), unset LD_PRELOAD / LD_LIBRARY_PATH entries that "
-        "put another library first, rebuild the BLAS for this CPU (EasyBuild "
-        "optarch) or with the easyconfig's patches for the known-bad kernel, and run "
-        "PyTorch's own tests (`eb --rebuild` with the test step)."
-        % MECHANISMS["wrong-result"], SOURCE_WRONG, "target")]
+    return [Finding("numerics-wrong-result", "error", _title("Wrong results", rows),
+                    _evidence(rows, target), ADVICE_WRONG % MECHANISMS["wrong-result"],
+                    SOURCE_WRONG, "target")] if rows else []
 
 
 @affects(frozenset())
@@ -123,18 +129,11 @@ def reduced_precision(target: ProbeResult, reference: Optional[ProbeResult],
                       comparisons: Sequence[Comparison]) -> List[Finding]:
     """Rows whose target error exceeds the dtype's bound or far exceeds the reference's."""
     rows = _of_state(comparisons, "reduced-precision")
-    if not rows:
-        return []
-    mechanisms = sorted({c.numerics.get("mechanism") or "precision" for c in rows})
-    likely = "; or ".join(MECHANISMS[m] for m in mechanisms)
-    return [Finding(
-        "numerics-reduced-precision", "warning", _title("Reduced precision", rows),
-        _evidence(rows, target),
-        "The target computes less precisely than its dtype promises: likely %s.  Where "
-        "that is not intended, unset the setting in the module, site profile or "
-        "container (the environment shown), or keep it and compare speed against a "
-        "reference with the same mode (`--reference-env`)." % likely,
-        SOURCE_PRECISION, "target")]
+    likely = "; or ".join(MECHANISMS[m] for m in sorted(
+        {c.numerics.get("mechanism") or "precision" for c in rows}))
+    return [Finding("numerics-reduced-precision", "warning", _title("Reduced precision", rows),
+                    _evidence(rows, target), ADVICE_REDUCED % likely, SOURCE_PRECISION,
+                    "target")] if rows else []
 
 
 RULES = [wrong_result, reduced_precision]

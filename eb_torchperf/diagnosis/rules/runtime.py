@@ -9,6 +9,7 @@ was built; most remedies are module environment variables or job settings.
 from typing import List, Optional, Sequence
 
 from eb_torchperf.analysis.compare import Comparison, thread_scaling
+from eb_torchperf.present.units import format_ratio
 from eb_torchperf.records.findings import Finding, quantity
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.diagnosis.bounds import Bound, above, check_bound, describe, within
@@ -187,7 +188,7 @@ def gemm_below_peak(target: ProbeResult, reference: Optional[ProbeResult],
         return []
     severity, evidence, best = graded
     return [Finding("gemm-below-peak", severity,
-                    "GEMM reaches only %.1f %% of this machine's nominal peak" % (100 * best), evidence,
+                    "GEMM reaches only %s of this machine's nominal peak" % format_ratio(best), evidence,
                     "Audit against the upstream wheel (--reference wheel) to tell a slow build "
                     "from a busy or throttled node; check the threads and governor findings.",
                     SOURCE_931, "target")]

@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 from eb_torchperf.analysis import stats
 from eb_torchperf.analysis.compare import AA_FLOOR, Comparison
 from eb_torchperf.diagnosis.differences import Difference
+from eb_torchperf.present.units import format_percent_interval
 from eb_torchperf.records.findings import Finding, quantity, severity_rank
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.diagnosis.evidence import bench_label
@@ -69,16 +70,10 @@ def _row(c: Comparison) -> dict:
                                      noisy=c.noisy)}
 
 
-def _pct(value: Optional[float]) -> str:
-    return "?" if value is None else "%.0f" % (100 * value) if value >= 0.1 else "%.1f" % (100 * value)
-
-
 def _row_text(row: dict) -> str:
     ops = row["relative_ops"]
-    if ops.get("low") is not None:
-        return "%s at %s %% [%s-%s %%]" % (row["row"], _pct(ops["value"]), _pct(ops["low"]),
-                                          _pct(ops["high"]))
-    return "%s at %s %%" % (row["row"], _pct(ops["value"]))
+    return "%s at %s" % (row["row"], format_percent_interval(ops["value"], ops.get("low"),
+                                                             ops.get("high")))
 
 
 def unexplained_rows(result: AuditResult, comparisons: Sequence[Comparison],

@@ -3,6 +3,7 @@
 import pytest
 
 from eb_torchperf.analysis.compare import compare
+from eb_torchperf.diagnosis.packaging_advice import advise
 from eb_torchperf.diagnosis.rules import blas
 from eb_torchperf.diagnosis.facts import torch_blas
 
@@ -65,7 +66,12 @@ def test_debian_reference_blas_from_the_real_audit():
     assert found[0].severity == "error"
     assert found[0].evidence["BLAS library loaded"] == (
         "reference BLAS /usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0")
-    assert "update-alternatives --config libblas.so.3-x86_64-linux-gnu" in found[0].advice
+    assert "libblas.so.3 (Debian/Ubuntu alternatives) can be switched" in found[0].advice
+    # the command itself opens the remedy of a Debian package, once (packaging_advice)
+    debian = advise(found[0], "debian").advice
+    assert debian.split("\n")[0].endswith("`update-alternatives --config "
+                                           "libblas.so.3-x86_64-linux-gnu`.")
+    assert debian.count("update-alternatives") == 1
     assert found[0].evidence["upstream"] == "reference torch 2.13.0+cpu: BLAS_INFO=mkl"
 
 

@@ -13,7 +13,7 @@ import shutil
 
 from eb_torchperf.cli.dispatch import main
 from testdata import view, with_findings
-from eb_torchperf.workflows.explain import load_explain, with_profile_evidence
+from eb_torchperf.explain_stage.run import load_explain, with_profile_evidence
 from eb_torchperf.records.measurements import load_results
 from eb_torchperf.present.report import render_html, render_markdown
 from eb_torchperf.present.terminal import format_ratio

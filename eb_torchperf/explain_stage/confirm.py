@@ -2,7 +2,7 @@
 
 When the diagnosis leaves an `unexplained-slowdown` and the two sides differ in
 settings that can change at run time, the audit re-runs only the finding's rows with
-those differences removed (diagnosis/difftrials.py plans the trials, one worker pair
+those differences removed (explain_stage/difftrials.py plans the trials, one worker pair
 each) within a bounded share of its own wall time: `budget_s` (default
 max(MIN_BUDGET_S, BUDGET_SHARE x the audit's wall time)).  Many differences are
 bisected: all of them together first (nothing recovers: none of them is the cause,
@@ -19,10 +19,10 @@ import time
 from typing import Callable, List, Optional, Sequence
 
 from eb_torchperf.records.analysis import Analysis
-from eb_torchperf.diagnosis import difftrials
-from eb_torchperf.diagnosis.explanation import ExplainResult
-from eb_torchperf.diagnosis.remedies import Trial
-from eb_torchperf.diagnosis.trials import TrialResult
+from eb_torchperf.explain_stage import difftrials
+from eb_torchperf.explain_stage.explanation import ExplainResult
+from eb_torchperf.explain_stage.remedies import Trial
+from eb_torchperf.explain_stage.trials import TrialResult
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.records.measurements import AuditResult
 
@@ -100,7 +100,7 @@ def confirm_step(result: AuditResult, analysis: Analysis,
     Args:
         result: the diagnosed audit (findings attached), complete.
         analysis: its records.analysis.Analysis (the differences to try).
-        run_one: runs one Trial against the audit (workflows.profiling.run_trials).
+        run_one: runs one Trial against the audit (explain_stage.profiling.run_trials).
         budget_s: seconds for the trials (trial_budget's default when None).
         log: one line of news per step.
     """
@@ -127,9 +127,9 @@ def confirm_step(result: AuditResult, analysis: Analysis,
 
 def audit_runner(result: AuditResult, analysis: Analysis, progress: Optional[Callable] = None
                  ) -> Callable[[Trial], TrialResult]:
-    """run_one for confirm_step: one trial through workflows.profiling.run_trials with
+    """run_one for confirm_step: one trial through explain_stage.profiling.run_trials with
     the audit's runner settings and one pair."""
-    from eb_torchperf.workflows.profiling import run_trials
+    from eb_torchperf.explain_stage.profiling import run_trials
     options = _options(result)
     return lambda trial: run_trials(result, analysis.comparisons, [trial], options,
                                     progress)[0]

@@ -15,11 +15,12 @@ import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
 from eb_torchperf.diagnosis.differences import Difference
+from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.diagnosis.remedies import Trial
+from eb_torchperf.explain_stage.remedies import Trial
 from eb_torchperf.diagnosis.rules.unexplained import RULE_ID as UNEXPLAINED
-from eb_torchperf.diagnosis.trials import TrialResult, TrialRow, judge
+from eb_torchperf.explain_stage.trials import TrialResult, TrialRow, judge
 
 CONFIRMED = "slowdown-cause-confirmed"
 #: Trial ids are "difference:<key>".
@@ -111,15 +112,11 @@ def is_difference_trial(result: TrialResult) -> bool:
     return any(r.startswith(PREFIX) for r in result.trial.remedy_ids)
 
 
-def _pct(value: Optional[float]) -> str:
-    return "?" if value is None else "%.0f %%" % (100 * value)
-
-
 def cause_text(result: TrialResult, rows: Sequence[str] = ()) -> str:
     """"DNNL_MAX_CPU_ISA: conv3x3 33 % -> 99 %, gelu 66 % -> 100 % (unset ...)"; a
     combined trial names every difference ("A and B together: ...")."""
     shown = [r for r in result.rows if not rows or r.bench in rows or r.bench == FIRST_CALL]
-    figures = ", ".join("%s %s -> %s" % (r.bench, _pct(r.before), _pct(r.after)) for r in shown)
+    figures = ", ".join("%s %s -> %s" % (r.bench, format_percent(r.before, 0), format_percent(r.after, 0)) for r in shown)
     keys = [r[len(PREFIX):] for r in result.trial.remedy_ids]
     name = keys[0] if len(keys) == 1 else " and ".join(keys) + " together"
     return "%s: %s (%s)" % (name, figures, result.trial.label)

@@ -25,18 +25,18 @@ import socket
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from eb_torchperf.diagnosis.explanation import (  # noqa: F401  (the explain API in one place)
+from eb_torchperf.explain_stage.explanation import (  # noqa: F401  (the explain API in one place)
     EXPLAIN_SCHEMA_VERSION, ExplainResult, annotate_findings, explain_path, find_explain,
     load_explain, profile_evidence, stale_reason, with_profile_evidence)
-from eb_torchperf.diagnosis import difftrials
-from eb_torchperf.diagnosis.remedies import BlasHost, discover_host
-from eb_torchperf.diagnosis.trials import TrialResult, plan_trials, rebuild_needed
+from eb_torchperf.explain_stage import difftrials
+from eb_torchperf.explain_stage.remedies import BlasHost, discover_host
+from eb_torchperf.explain_stage.trials import TrialResult, plan_trials, rebuild_needed
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.interleave import RunnerOptions
 from eb_torchperf.probe.profile import DEFAULT_WORKLOADS, MODEL_WORKLOADS, WORKLOADS  # noqa: F401
 from eb_torchperf.records.analysis import Analysis
 from eb_torchperf.records.measurements import AuditResult
-from eb_torchperf.workflows.profiling import ProfileOptions, run_profiles, run_trials  # noqa: F401
+from eb_torchperf.explain_stage.profiling import ProfileOptions, run_profiles, run_trials  # noqa: F401
 
 
 def _try_remedies(baseline: AuditResult, analysis: Analysis, host: Optional[BlasHost],

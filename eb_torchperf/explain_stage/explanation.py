@@ -2,7 +2,7 @@
 
 One `ExplainResult` document (own schema version) lies beside the audit's results JSON
 as <stem>.explain.json; the findings of the audit gain the profile's evidence
-(`annotate_findings`).  The processes that produce it are in workflows/profiling.py.
+(`annotate_findings`).  The processes that produce it are in explain_stage/profiling.py.
 
 Schema history (EXPLAIN_SCHEMA_VERSION):
   1 (2026-11-30): first version: profiles (raw per side + derived diff), trials (plan,
@@ -17,7 +17,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from eb_torchperf import __version__
 from eb_torchperf.analysis.profile_diff import (MIN_SHARE, RULE_BACKENDS, ProfileDiff,
                                                combine_diffs)
-from eb_torchperf.diagnosis.trials import TrialResult
+from eb_torchperf.explain_stage.trials import TrialResult
 from eb_torchperf.errors import SchemaError
 from eb_torchperf.records import validate
 from eb_torchperf.records.findings import Finding, quantity
@@ -171,7 +171,7 @@ def with_profile_evidence(result: AuditResult, explained: Optional[ExplainResult
     """A copy of `result` whose findings carry the profile evidence of `explained`
     (annotate_findings over its overall diff), an unexplained slowdown confirmed by a
     difference trial (difftrials.confirm); `result` itself when explained is None."""
-    from eb_torchperf.diagnosis import difftrials  # difftrials imports trials, as we do
+    from eb_torchperf.explain_stage import difftrials  # difftrials imports trials, as we do
     if explained is None:
         return result
     findings = annotate_findings(result.findings, explained.overall)

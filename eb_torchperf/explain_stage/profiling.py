@@ -12,8 +12,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from eb_torchperf.analysis.profile_diff import (PROFILE_AGREEMENT, ProfileDiff,
                                                WorkloadProfile, diff_profiles)
-from eb_torchperf.diagnosis import difftrials
-from eb_torchperf.diagnosis.trials import TrialResult, summarize_trial
+from eb_torchperf.explain_stage import difftrials
+from eb_torchperf.explain_stage.trials import TrialResult, summarize_trial
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure.isolation import reference_overrides

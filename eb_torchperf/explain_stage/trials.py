@@ -18,7 +18,7 @@ from eb_torchperf.measure.environ import path_under
 from eb_torchperf.records.measurements import AuditResult, ProbeResult, params_key
 from eb_torchperf.probe import registry
 from eb_torchperf.diagnosis.families import THREADED_BENCHES
-from eb_torchperf.diagnosis.remedies import REMEDIES, BlasHost, Remedy, Trial, applicable
+from eb_torchperf.explain_stage.remedies import REMEDIES, BlasHost, Remedy, Trial, applicable
 from eb_torchperf.diagnosis.facts import (capability_rank, current_capability, mapped,
                                          openmp_libraries, pools, torch_blas_pools)
 
@@ -256,20 +256,9 @@ class TrialResult:
         """Geomean relative OPS with the remedy over all its rows (1.0 = no gap left)."""
         return _geomean(r.after for r in self.rows)
 
-    def summary(self) -> str:
-        """One line: "OMP_NUM_THREADS=2: GEMM rows 0.03 -> 0.04, other rows 0.62 -> 0.95
-        of the reference (partly recovered)"."""
-        parts = []
-        for gemm, name in ((True, "GEMM rows"), (False, "other rows")):
-            group = self.group(gemm)
-            if group:
-                parts.append("%s %.2f -> %.2f" % (name, group[0], group[1]))
-        figures = ", ".join(parts) + " of the reference" if parts else "no paired rows"
-        return "%s: %s (%s)" % (self.trial.label, figures, self.verdict)
-
     def to_json(self) -> dict:
         return {"trial": self.trial.to_json(), "applied": self.applied, "effect": self.effect,
-                "verdict": self.verdict, "error": self.error, "summary": self.summary(),
+                "verdict": self.verdict, "error": self.error,
                 "rows": [dict(dataclasses.asdict(r), gain=r.gain) for r in self.rows],
                 "audit": self.audit.to_json() if self.audit else None}
 
