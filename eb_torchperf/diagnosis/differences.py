@@ -21,6 +21,7 @@ from eb_torchperf.diagnosis.effects import documented_effect
 from eb_torchperf.diagnosis.facts import NOT_TORCH, cpu_capability
 from eb_torchperf.records.measurements import ProbeResult
 from eb_torchperf.probe.facts_more import library_name
+from eb_torchperf.present.units import format_cpulist as cpulist
 
 GROUPS = ("environment", "affinity", "threads", "system", "math settings", "build",
           "library", "gpu", "compile")
@@ -140,27 +141,6 @@ def environment(target: ProbeResult, reference: ProbeResult) -> List[Difference]
 
 
 # -- affinity, threads, system ------------------------------------------------------------
-
-def cpulist(cpus: Optional[Sequence[int]]) -> Optional[str]:
-    """[0, 1, 2, 5] -> "0-2,5" (None for None)."""
-    if cpus is None:
-        return None
-    parts, run = [], []
-    for cpu in sorted(cpus):
-        if run and cpu == run[-1] + 1:
-            run.append(cpu)
-            continue
-        if run:
-            parts.append(_run_text(run))
-        run = [cpu]
-    if run:
-        parts.append(_run_text(run))
-    return ",".join(parts)
-
-
-def _run_text(run: List[int]) -> str:
-    return str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1])
-
 
 def affinity(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
     """CPU affinity mask, cgroup quota, NUMA nodes touched; intra-op threads where the

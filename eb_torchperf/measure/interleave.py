@@ -1,26 +1,6 @@
 """Run an audit: target and reference workers measured side by side, A B B A ...
 
-Design facts (measured on the 2-core dev machine, see issue "Audit core"):
-- sequential runs (all target, then all reference) differed 4-19 % A/A; interleaved
-  blocks of ~15-50 ms differ 2-8 %: so blocks alternate, and the order flips every
-  round (A B, B A) so neither side always follows the other;
-- a process that was idle runs slowly for 5-20 ms: each block has an untimed warm-up;
-- the idle worker's OpenMP threads spin ~5 ms after its block: the runner sleeps
-  `settle_s` between blocks rather than changing the target's wait policy;
-- two fresh processes of one wheel differed steadily (up to 2x) for two causes found in
-  issue 16 and removed in the worker, the same on both sides: glibc malloc handing a
-  row's buffers either from its heap or from fresh page-faulted mmaps, by the
-  process's allocation history (probe/allocator.py: conv3x3 4.7 vs 8-9 ms, GELU 11 vs
-  20-24 ms), and one-thread rows staying on whichever vCPU they started on, where
-  vCPUs of a shared VM differ in speed (dispatch 1.2 vs 2.0 µs): those rows move both
-  sides' calling thread to the same CPU each round, a new one every round
-  (`rotate_cpus`, probe.worker.calling_thread_on);
-- what is left is the host's own speed changing faster than blocks alternate
-  (memory-bound rows on a shared L3 and DRAM): short blocks (quick: 15 ms) pair the two
-  sides closely, each pair's location is its median round (an outlier round does not
-  move it, analysis/stats.py), the suite is repeated over `pairs` fresh worker pairs,
-  and the rows whose interval is still wider than `target_half_width` get more fresh
-  pairs, widest first, while `row_budget_s` lasts (adaptive rounds; precision.py).
+Why short blocks alternate over fresh worker pairs: docs/measurement.md (design facts).
 """
 
 import dataclasses
@@ -43,8 +23,6 @@ from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.probe import contention as counters
 
-
-#: The error message of an audit stopped by Ctrl-C or SIGTERM.
 
 
 @dataclasses.dataclass

@@ -6,7 +6,7 @@ through these functions, so a figure reads the same everywhere.
 """
 
 import math
-from typing import Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from eb_torchperf.records.findings import QUANTITY_UNITS
 
@@ -203,3 +203,25 @@ def value_text(value) -> str:
         joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
         return joiner.join(value_text(v) for v in value)
     return str(value)
+
+
+def format_cpulist(cpus: Optional[Sequence[int]]) -> Optional[str]:
+    """CPU numbers as a cpulist: [0, 1, 2, 5] -> "0-2,5" (None for None; the inverse of
+    probe.facts_more.parse_cpulist)."""
+    if cpus is None:
+        return None
+    parts, run = [], []
+    for cpu in sorted(cpus):
+        if run and cpu == run[-1] + 1:
+            run.append(cpu)
+            continue
+        if run:
+            parts.append(_run_text(run))
+        run = [cpu]
+    if run:
+        parts.append(_run_text(run))
+    return ",".join(parts)
+
+
+def _run_text(run: List[int]) -> str:
+    return str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1])

@@ -6,10 +6,9 @@ geometric mean did not predict them (Debian's torch 1.13 vs the 2.13.0 wheel on 
 2-core dev VM: resnet50 at 7-8 % while the conv3x3 row said 44 %).  So the models
 themselves run in the same interleaved runner as every other row:
 
-- torchvision's alexnet, mobilenet_v3_large, resnet50 and regnet_y_400mf
-  (``weights=None``: random weights, nothing downloaded), from the TARGET's own
-  torchvision (Debian: python3-torchvision; EasyBuild: the torchvision module); where
-  the target has none the rows are skipped with the reason (nothing is installed);
+- torchvision's alexnet, mobilenet_v3_large, resnet50 and regnet_y_400mf (random
+  weights, nothing downloaded), from the TARGET's own torchvision (Debian's package, an
+  EasyBuild module); without one the rows are skipped with the reason;
 - own definitions needing only torch: a BERT-base-sized encoder
   (``torch.nn.TransformerEncoder``: hidden 768, 12 heads, FFN 3072, GELU, seq 128), a
   DLRM-like model (EmbeddingBag tables, bottom/top MLP, dot interaction) and a
@@ -19,10 +18,8 @@ themselves run in the same interleaved runner as every other row:
 
 Each model runs as inference (eval, ``torch.no_grad``) and as one training step
 (train mode: zero_grad, forward, loss, backward, ``torch.optim.SGD`` step).  CPU
-batches are small (a 2-core VM, builds at 1-10 % of the wheel) and the transformer
-stacks have 1 layer on CPU (every layer is the same, so depth scales time, not the ratio);
-CUDA batches are TorchBench-like and inference runs under bf16 autocast (TorchBench
-evaluates in half precision on CUDA by default; training stays fp32).
+batches grow with the allowed cores up to TorchBench's (small on 2 cores; CPU_BATCH_CAP);
+CUDA batches are TorchBench-like, inference under bf16 autocast as TorchBench does.
 
 Time-bounded: the rows have ``min_rounds=1`` and their own budget, so a build at 1 %
 still ends (then with one measured iteration per worker pair, and an interval to
@@ -30,8 +27,7 @@ match: none with one pair).  Work per call is in FLOP (2 x multiply-adds; torchv
 models from the multiply-adds of torchvision's model tables, training = 3 x forward),
 for the absolute rates; relative OPS do not depend on it.
 
-Standard library only at import: torch and torchvision are imported by the setups
-and the availability check, in the target.
+Standard library only at import: torch and torchvision are imported in the target.
 """
 
 import importlib
