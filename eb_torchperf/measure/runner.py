@@ -275,8 +275,10 @@ class Worker:
             self.proc.wait(timeout=30)
 
     def close(self) -> None:
-        """Ask the worker to quit, then make sure its process group is gone."""
-        if self.proc is not None and self.proc.poll() is None:
+        """Ask a started worker to quit, then make sure its process group is gone (one
+        that never said hello cannot answer "quit": it is killed at once, so Ctrl-C
+        during a hung start-up does not wait 10 s)."""
+        if self.proc is not None and self.proc.poll() is None and self.hello is not None:
             try:
                 self.request("quit", timeout_s=10)
             except ProbeError:
