@@ -205,8 +205,9 @@ def main(argv=None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:
         return _reader_gone()
-    except OSError as exc:  # an output file or folder that cannot be written
-        _error("%s: %s" % (exc.filename or "I/O", exc.strerror or exc))
+    except OSError as exc:  # an output file or folder (or stdout: >/dev/full) unwritable
+        _error("%s: %s" % (exc.filename or "cannot write to standard output",
+                           exc.strerror or exc))
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("eb-torchperf: interrupted", file=sys.stderr)

@@ -63,3 +63,15 @@ def test_sources_without_easybuild_says_what_to_install(tmp_path, capsys, monkey
     assert cli.main(["sources", "--list", str(easyconfig), str(tmp_path)]) == 2
     assert "needs EasyBuild to read easyconfigs" in _one_error_line(capsys)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_full_stdout_is_named(tmp_path):
+    import subprocess
+    with open("/dev/full", "w") as full:  # a redirection only: the device is not touched
+        done = subprocess.run([sys.executable, "-m", "eb_torchperf.cli", "report", str(GOLDEN),
+                               "--format", "md", "--out-dir", str(tmp_path)],
+                              stdout=full, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, COLUMNS="100"))
+    assert done.returncode == 2
+    assert done.stderr == ("eb-torchperf: error: cannot write to standard output: No space "
+                           "left on device\n")
