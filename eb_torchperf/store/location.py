@@ -29,10 +29,20 @@ class StoreError(TorchPerfError):
 
 
 def default_path(env: Optional[Mapping[str, str]] = None) -> str:
-    """`$XDG_DATA_HOME/eb_torchperf/results.sqlite` (~/.local/share when unset)."""
+    """`$XDG_DATA_HOME/eb_torchperf/results.sqlite` (~/.local/share when unset).
+
+    Raises:
+        StoreError: XDG_DATA_HOME is unset and the home folder does not exist (a job
+            with HOME=/nonexistent): nothing is created outside a home that is there.
+    """
     env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, DEFAULT_NAME)
+    if env.get("XDG_DATA_HOME"):
+        return os.path.join(env["XDG_DATA_HOME"], DEFAULT_NAME)
+    home = os.path.expanduser("~")
+    if not os.path.isdir(home):
+        raise StoreError("the default results database is under the home folder %s, which "
+                         "does not exist; set EB_TORCHPERF_DB (a path, a URL, or off)" % home)
+    return os.path.join(home, ".local", "share", DEFAULT_NAME)
 
 
 def database_url(value: Optional[str] = None,

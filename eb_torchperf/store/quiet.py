@@ -8,7 +8,7 @@ results JSON is kept, the exit status unchanged) instead of an internal error.
 
 from typing import Optional, Tuple
 
-from eb_torchperf.store.location import database_url
+from eb_torchperf.store.location import StoreError, database_url
 
 #: Said when the database libraries cannot be imported.
 MISSING_LIBRARIES = ("%s: install eb_torchperf's requirements (pip install sqlalchemy "
@@ -25,7 +25,10 @@ def record_quietly(path: str, context, report_path: str = "",
                    db: Optional[str] = None) -> Tuple[Optional[int], str]:
     """(audit id or None, one line for the user): where `path` was stored, "" when
     storing is off, or what was not stored and why (store.write.record_at)."""
-    url = database_url(db)
+    try:
+        url = database_url(db)
+    except StoreError as exc:
+        return None, not_stored(path, exc)
     if url is None:
         return None, ""
     try:
@@ -38,8 +41,11 @@ def record_quietly(path: str, context, report_path: str = "",
 def store_and_compare(results_path: str, context, report_path: str = ""):
     """store.buildcheck.store_and_compare, or None when storing is off (nothing
     imported); a BuildNote with the one line when the libraries are missing."""
-    if database_url() is None:
-        return None
+    try:
+        if database_url() is None:
+            return None
+    except StoreError as exc:
+        return _note(not_stored(results_path, exc))
     try:
         from eb_torchperf.store.buildcheck import store_and_compare as checked
     except ImportError as exc:

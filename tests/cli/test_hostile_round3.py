@@ -75,3 +75,18 @@ def test_a_full_stdout_is_named(tmp_path):
     assert done.returncode == 2
     assert done.stderr == ("eb-torchperf: error: cannot write to standard output: No space "
                            "left on device\n")
+
+
+def test_a_missing_home_gets_no_database_folder(tmp_path, monkeypatch):
+    from eb_torchperf.store.context import BuildContext
+    from eb_torchperf.store.quiet import record_quietly
+    home = tmp_path / "nonexistent" / "zz"  # was created, with .local/share/eb_torchperf
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("EB_TORCHPERF_DB", raising=False)
+    audit_id, line = record_quietly(str(tmp_path / "run.json"), BuildContext())
+    assert audit_id is None and not (tmp_path / "nonexistent").exists()
+    assert line == ("eb-torchperf: warning: audit not stored in the results database (the "
+                    "default results database is under the home folder %s, which does not "
+                    "exist; set EB_TORCHPERF_DB (a path, a URL, or off)); the results JSON "
+                    "%s is kept" % (home, tmp_path / "run.json"))
