@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from eb_torchperf.errors import ConfigError
 
@@ -102,10 +102,20 @@ def wheel_requirement(filename: str) -> str:
     return "%s==%s" % (parts[0], parts[1])
 
 
+def pip_python() -> str:
+    """The interpreter whose pip downloads: this one when it has pip, else the first
+    python3 on PATH (the eb_torchperf module's own venv is made without pip)."""
+    if importlib.util.find_spec("pip") is not None:
+        return sys.executable
+    return shutil.which("python3") or sys.executable
+
+
 def collect(files: Sequence[str], dest: str, from_dirs: Sequence[str] = (),
-            pip_options: Sequence[str] = (), python: str = sys.executable,
+            pip_options: Sequence[str] = (), python: Optional[str] = None,
             log: Callable[[str], None] = lambda msg: None) -> List[str]:
-    """Bring every file into `dest`; returns the files that could not be had."""
+    """Bring every file into `dest`; returns the files that could not be had (pip
+    downloads with `python`, default pip_python())."""
+    python = python or pip_python()
     os.makedirs(dest, exist_ok=True)
     missing = []
     for filename in files:
