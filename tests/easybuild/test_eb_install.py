@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ebsite import HOOKS_FILE, TORCH_EC
+from ebsite import HOOKS_FILE, MEASUREMENT_RULES, TORCH_EC, undecided as _busy
 
 
 VERSION = "2.13.0-wheel"
@@ -33,17 +33,6 @@ def _variant(site, suffix, extra):
     path = site.root / ("PyTorch-2.13.0%s.eb" % suffix)
     path.write_text(text + "\n" + extra + "\n")
     return path
-
-
-#: Findings of an audit that could not decide because the host was busy (issue 26): on a
-#: busy build host a one-pair A/A says so instead of "clean", and fail mode fails it.
-MEASUREMENT_RULES = ("host-busy", "measurement-undecided")
-
-
-def _busy(results) -> bool:
-    """The audit (results JSON) could not decide because of the host: measurement
-    findings only decide what these integration tests may expect of the verdict."""
-    return any(f["rule_id"] in MEASUREMENT_RULES for f in results.get("findings", []))
 
 
 def _clean_or_busy(site, stdout, version=VERSION) -> None:

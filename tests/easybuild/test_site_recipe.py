@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from ebsite import LMOD_INIT, REPO, skip_reason
+from ebsite import LMOD_INIT, REPO, skip_reason, undecided
 
 RECIPE = REPO / "docs" / "easybuild.md"
 TIMEOUT_S = 3000
@@ -68,7 +68,9 @@ def test_recipe_runs_start_to_finish(recipe_run):
     assert (site / "modules" / "all" / "PyTorch" / "2.13.0-wheel.lua").is_file()
     folder = site / "software" / "PyTorch" / "2.13.0-wheel" / "easybuild" / "torchperf"
     verdict = json.loads((folder / "verdict.json").read_text())
-    assert verdict["status"] == "ok", verdict["summary"]
+    # one worker pair: decided (clean) or, by the measurement findings, undecided (issue 26)
+    results = json.loads((folder / "torchperf.json").read_text())
+    assert verdict["status"] == ("warning" if undecided(results) else "ok"), verdict["summary"]
     assert {"torchperf.html", "torchperf.md", "torchperf.json"} <= set(os.listdir(folder))
     assert "site hook: parsed PyTorch" in proc.stdout
     assert "hooks" in proc.stdout and "torchperf.py" in proc.stdout  # eb --show-config
