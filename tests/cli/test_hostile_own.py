@@ -7,16 +7,7 @@ import pathlib
 import sys
 
 from eb_torchperf import cli
-
-DATA = pathlib.Path(__file__).parent.parent / "data"
-GOLDEN = DATA / "results-debian-vs-wheel-v1.json"
-
-
-def _one_error_line(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
-
+from test_hostile_round2 import GOLDEN, _one_error_line
 
 def _audit(*extra) -> int:
     return cli.main(["audit", "--python", sys.executable, "--reference", "none", "--quiet",
