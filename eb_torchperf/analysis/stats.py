@@ -111,6 +111,37 @@ def pair_location(log_ratios: Sequence[float]) -> float:
     return statistics.median(log_ratios)
 
 
+#: Share of pair locations trimmed from each end (Tukey-McLaughlin / Yuen, 20 %: the
+#: usual choice, Wilcox, "Introduction to Robust Estimation and Hypothesis Testing",
+#: 4th ed., section 4.4.2).  floor(0.2 n) is 0 below 5 pairs: the plain mean.
+TRIM = 0.2
+
+
+def trimmed_mean_with_se(values: Sequence[float]) -> Tuple[float, Optional[float], int]:
+    """20 % trimmed mean of `values`, its standard error and degrees of freedom.
+
+    Yuen's standard error: the winsorized variance s_w^2 (each trimmed value replaced
+    by the nearest kept one) gives se = sqrt((n - 1) s_w^2 / (h (h - 1))), with
+    h = n - 2g values kept and h - 1 degrees of freedom.  With g = 0 this is the mean
+    and s / sqrt(n).  se is None (dof 0) with fewer than two values.
+
+    Raises:
+        ValueError: no values.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("trimmed mean of an empty sequence")
+    g = int(TRIM * n)
+    kept = ordered[g:n - g]
+    h = len(kept)
+    if n < 2 or h < 2:
+        return statistics.fmean(kept), None, 0
+    winsorized = [kept[0]] * g + kept + [kept[-1]] * g
+    variance = statistics.variance(winsorized)
+    return statistics.fmean(kept), math.sqrt((n - 1) * variance / (h * (h - 1))), h - 1
+
+
 def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
                             ) -> Tuple[float, Optional[float], Optional[float]]:
     """Ratio and 95 % interval from paired log ratios grouped by worker pair.
@@ -119,14 +150,17 @@ def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
     not remove, so rounds within one pair are not independent evidence about the
     builds; and on a shared VM a round now and then lands on a slower moment of the
     host for one side only (dispatch: 1.2 µs per op, with single blocks at 1.9-2.2 µs
-    on the 2-core dev VM, issue 16), an outlier that a mean would carry.
+    on the 2-core dev VM, issue 16), an outlier that a mean would carry.  Now and then
+    a whole pair is such an outlier (a fresh process at 30 % of its siblings, H200
+    host, issue 26), so pairs are pooled robustly too.
     Method:
     - each pair's location is the median of its per-round log ratios;
-    - the ratio is the geometric mean of those (pairs weigh equally);
-    - the interval is the larger of the Student-t interval over the pair locations
-      (n_pairs - 1 degrees of freedom) and the within-run interval: Student-t with
-      n_rounds - n_pairs degrees of freedom on the robust spread (robust_sd) of the
-      rounds around their pair's location;
+    - the ratio is the 20 % trimmed mean of those (trimmed_mean_with_se; the plain
+      mean below 5 pairs), pairs weighing equally;
+    - the interval is the larger of Yuen's Student-t interval over the pair locations
+      and the within-run interval: Student-t with n_rounds - n_pairs degrees of
+      freedom on the robust spread (robust_sd) of the rounds around their pair's
+      location;
     - with one pair only the within-run interval is left (None with fewer than two
       rounds, or without any spread estimate).
 
@@ -143,16 +177,15 @@ def two_level_ratio_with_ci(rounds_per_pair: Sequence[Sequence[float]]
     if not groups:
         raise ValueError("no paired rounds")
     centres = [pair_location(g) for g in groups]
-    centre = statistics.fmean(centres)
+    centre, se, dof = trimmed_mean_with_se(centres)
     residuals = [v - c for g, c in zip(groups, centres) for v in g]
     rounds = len(residuals)
     halves = []
     if rounds - len(groups) >= 1:
         halves.append(t_quantile_975(rounds - len(groups)) * robust_sd(residuals)
                       / math.sqrt(rounds))
-    if len(groups) >= 2:
-        halves.append(t_quantile_975(len(groups) - 1) * statistics.stdev(centres)
-                      / math.sqrt(len(groups)))
+    if se is not None:
+        halves.append(t_quantile_975(dof) * se)
     if not halves:
         return math.exp(centre), None, None
     half = max(halves)

@@ -108,3 +108,35 @@ def test_two_level_one_pair_gives_the_robust_within_interval():
     half = 2.776 * 1.4826 * residuals[2] / math.sqrt(5)
     assert math.log(high / ratio) == pytest.approx(half)
     assert stats.two_level_ratio_with_ci([[0.3]]) == (pytest.approx(math.exp(0.3)), None, None)
+
+
+def test_trimmed_mean_is_the_mean_below_five_pairs():
+    centre, se, dof = stats.trimmed_mean_with_se([0.1, 0.2, 0.6])
+    assert centre == pytest.approx(0.3)
+    assert se == pytest.approx(statistics_stdev([0.1, 0.2, 0.6]) / math.sqrt(3))
+    assert dof == 2
+
+
+def test_trimmed_mean_yuen_standard_error():
+    # 10 values: g = 2 trimmed from each end, h = 6 kept, 5 degrees of freedom
+    values = [0.0, 0.01, -0.01, 0.02, -0.02, 0.005, -0.005, 0.015, 1.3, -0.9]
+    centre, se, dof = stats.trimmed_mean_with_se(values)
+    kept = sorted(values)[2:8]
+    assert centre == pytest.approx(sum(kept) / 6)
+    winsorized = [kept[0]] * 2 + kept + [kept[-1]] * 2
+    assert se == pytest.approx(math.sqrt(9 * statistics_stdev(winsorized) ** 2 / 30))
+    assert dof == 5
+    with pytest.raises(ValueError):
+        stats.trimmed_mean_with_se([])
+
+
+def test_one_outlying_pair_does_not_move_the_row():
+    # nine pairs within ±1 % and one fresh process at 30 % of its sibling (issue 26)
+    pairs = [[v, v, v] for v in (0.0, 0.01, -0.01, 0.005, -0.005, 0.008, -0.008,
+                                 0.002, -0.002)] + [[math.log(0.3)] * 3]
+    ratio, low, high = stats.two_level_ratio_with_ci(pairs)
+    assert ratio == pytest.approx(1.0, abs=0.005)
+    assert 0.97 < low < 1.0 < high < 1.03
+    # the plain mean would have read 89 % with an interval of about ±25 %
+    plain = sum(p[0] for p in pairs) / len(pairs)
+    assert math.exp(plain) < 0.9
