@@ -112,11 +112,32 @@ def is_difference_trial(result: TrialResult) -> bool:
     return any(r.startswith(PREFIX) for r in result.trial.remedy_ids)
 
 
-def cause_text(result: TrialResult, rows: Sequence[str] = ()) -> str:
+def row_label(row: TrialRow) -> str:
+    """"thread_scaling n=512 threads=all": as diagnosis.evidence.bench_label."""
+    params = " ".join("%s=%s" % kv for kv in row.params.items())
+    return row.bench + (" " + params if params else "")
+
+
+def finding_rows(result: TrialResult, finding: Finding) -> TrialResult:
+    """The trial with only the rows `finding` named slow (its rows, the rows under a
+    slow geometric mean, the first CUDA call), judged again on them: a trial re-runs
+    whole benchmarks, and thread_scaling threads=1 at 101 % -> 99 % is no recovery."""
+    named = finding.evidence.get("rows") or []
+    wanted = {r.get("row") for r in named} | {n for r in named for n in r.get("rows_below") or []}
+    kept = tuple(r for r in result.rows if row_label(r) in wanted)
+    if not kept or len(kept) == len(result.rows):
+        return result
+    return dataclasses.replace(result, rows=kept, verdict=judge(result.applied, result.error, kept))
+
+
+def cause_text(result: TrialResult) -> str:
     """"DNNL_MAX_CPU_ISA: conv3x3 33 % -> 99 %, gelu 66 % -> 100 % (unset ...)"; a
-    combined trial names every difference ("A and B together: ...")."""
-    shown = [r for r in result.rows if not rows or r.bench in rows or r.bench == FIRST_CALL]
-    figures = ", ".join("%s %s -> %s" % (r.bench, format_percent(r.before, 0), format_percent(r.after, 0)) for r in shown)
+    benchmark measured with several parameters is named with them; a combined trial
+    names every difference ("A and B together: ...")."""
+    names = [r.bench for r in result.rows]
+    figures = ", ".join("%s %s -> %s" % (
+        r.bench if names.count(r.bench) == 1 else row_label(r),
+        format_percent(r.before, 0), format_percent(r.after, 0)) for r in result.rows)
     keys = [r[len(PREFIX):] for r in result.trial.remedy_ids]
     name = keys[0] if len(keys) == 1 else " and ".join(keys) + " together"
     return "%s: %s (%s)" % (name, figures, result.trial.label)
@@ -127,8 +148,10 @@ def confirm(findings: Sequence[Finding], results: Sequence[TrialResult]) -> Tupl
     difference trial recovered (fully or partly) its rows; else add the trials tried
     to its evidence.  Other findings are returned unchanged."""
     finding = _unexplained(findings)
-    tried = [r for r in results if is_difference_trial(r)]
-    if finding is None or not tried:
+    if finding is None:
+        return tuple(findings)
+    tried = [finding_rows(r, finding) for r in results if is_difference_trial(r)]
+    if not tried:
         return tuple(findings)
     good = [r for r in tried if r.verdict in ("recovered", "partly recovered")]
     evidence = dict(finding.evidence, trials=[

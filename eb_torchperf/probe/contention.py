@@ -6,6 +6,10 @@ A snapshot reads, for the CPUs this process may run on:
 - /proc/schedstat per-CPU `run_delay` (ns that runnable tasks waited on that CPU's run
   queue, field 8 of a `cpuN` line, version 15+),
   https://www.kernel.org/doc/html/latest/scheduler/sched-stats.html;
+- /proc/PID/task/TID/schedstat and stat of this process and the audit's other
+  processes: the run delay of their threads (field 2) and how many are runnable, which
+  is not other processes' load: a target pinned to one core with 16 threads waits on
+  its own run queue;
 - the process's own CPU time (getrusage: every thread), and the wall clock.
 `delta(before, after)` gives the raw differences; the host turns them into fractions
 (eb_torchperf.measure.contention).  A file that cannot be read leaves its keys out:
@@ -86,10 +90,33 @@ def snapshot(cpus=None, exclude_pids=()):
     sched = _cpu_lines(_read("/proc/schedstat"), cpus)
     if sched and len(sched) == len(cpus) and all(len(f) >= 8 for f in sched.values()):
         snap["run_delay_ns"] = sum(f[7] for f in sched.values())
+    own_delay, own_running = _audit_threads((os.getpid(),) + tuple(exclude_pids))
+    if "run_delay_ns" in snap:
+        snap["own_delay_ns"] = own_delay
     running = _procs_running(_read("/proc/stat"))
     if running is not None:
-        snap["running_sum"], snap["running_n"] = running, 1
+        snap["running_sum"], snap["running_n"] = max(0, running - own_running), 1
     return snap
+
+
+def _audit_threads(pids):
+    """(ns the threads of processes `pids` waited on a run queue, summed from
+    /proc/PID/task/TID/schedstat field 2; how many of them are runnable now, state R of
+    /proc/PID/task/TID/stat).  Threads that cannot be read count as 0."""
+    delay = running = 0
+    for pid in pids:
+        folder = "/proc/%d/task" % int(pid)
+        try:
+            tids = os.listdir(folder)
+        except OSError:
+            continue
+        for tid in tids:
+            fields = (_read("%s/%s/schedstat" % (folder, tid)) or "").split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                delay += int(fields[1])
+            state = (_read("%s/%s/stat" % (folder, tid)) or "").rpartition(")")[2].split()
+            running += bool(state) and state[0] == "R"
+    return delay, running
 
 
 def _procs_running(text):
@@ -102,21 +129,27 @@ def _procs_running(text):
 
 def delta(before, after):
     """after - before for every key both snapshots hold (running_sum, running_n: the
-    two readings summed), plus "cpus" (count) and "tick_s" (seconds per tick)."""
+    two readings summed), plus "blocks" (1: sums count the timed blocks), "cpus" (the
+    allowed CPUs), "host_cpus" (all online CPUs) and "tick_s" (seconds per tick)."""
     out = {k: after[k] + before[k] if k.startswith("running_") else after[k] - before[k]
            for k in before if k in after}
+    out["blocks"] = 1
     out["cpus"] = len(allowed_cpus())
+    out["host_cpus"] = os.cpu_count() or out["cpus"]
     out["tick_s"] = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
     return out
 
 
+_CONSTANTS = ("cpus", "host_cpus", "tick_s")
+
+
 def add(total, more):
     """Sum two deltas key by key (a key missing in either is dropped, except the
-    constants cpus and tick_s, which are kept)."""
+    constants cpus, host_cpus and tick_s, which are kept)."""
     if not total:
         return dict(more)
-    out = {k: total[k] + more[k] for k in total if k in more and k not in ("cpus", "tick_s")}
-    for key in ("cpus", "tick_s"):
+    out = {k: total[k] + more[k] for k in total if k in more and k not in _CONSTANTS}
+    for key in _CONSTANTS:
         if key in more:
             out[key] = more[key]
     return out

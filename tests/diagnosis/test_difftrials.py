@@ -104,3 +104,19 @@ def test_trials_keep_the_baseline_overrides_and_run_on_the_rows_device(monkeypat
     explain.run_trials(baseline, (), [trial, gpu], options=None)
     assert seen == [(["conv3x3"], ("cpu",), {"DNNL_MAX_CPU_ISA": None, "X": "1"}),
                     (["gemm_cuda"], ("cuda",), {"DNNL_MAX_CPU_ISA": None, "X": "1"})]
+
+
+def test_the_cause_lists_only_the_rows_the_finding_named_slow():
+    # a trial re-runs whole benchmarks: matmul_fp32 was at 100 % and stays out of the
+    # cause; a verdict judged on every re-run row would be diluted by it
+    baseline = _baseline()
+    trial = plan_difference_trials(baseline, _diffs(baseline))[0][0]
+    rows = (TrialRow("conv3x3", CONV[1], False, 0.33, 0.98),
+            TrialRow("conv3x3", {"batch": 1, "channels": 64, "hw": 56}, False, 1.01, 0.99),
+            TrialRow("matmul_fp32", {"n": 512}, True, 1.0, 0.97))
+    result = TrialResult(trial, True, "", rows, "partly recovered")
+    [finding] = confirm(baseline.findings, [result])
+    assert finding.title == ("Slowdown caused by DNNL_MAX_CPU_ISA: conv3x3 33 % -> 98 % "
+                             "(unset DNNL_MAX_CPU_ISA)")
+    [tried] = finding.evidence["trials"]
+    assert tried["verdict"] == "recovered" and len(tried["rows"]) == 1

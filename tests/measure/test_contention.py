@@ -1,6 +1,9 @@
 """Host load around timed blocks: the worker's raw counters, the fractions, the flags."""
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -73,3 +76,57 @@ def test_wait_idle_gives_up_at_its_limit():
     waits = []
     answer = busy.wait_idle(0.0, sleep=waits.append, window_s=0.0)
     assert waits == [0.0] and set(answer) == {"waited_idle_s", "idle_at_start"}
+
+
+def test_own_threads_waiting_are_not_other_processes_load():
+    # a target pinned to one core with 16 threads waits for itself: its misconfiguration
+    raw = {"wall": 1.0, "cpus": 1, "tick_s": 0.01, "own_cpu": 1.0,
+           "run_delay_ns": 15e9, "own_delay_ns": 14.8e9}
+    assert busy.fractions(raw)["runq"] == pytest.approx(0.2)
+    # without schedstat: procs_running is system-wide, so it is held against the host
+    fallback = {"wall": 1.0, "cpus": 1, "host_cpus": 16, "running_sum": 34, "running_n": 2}
+    assert busy.fractions(fallback)["runq"] == 1.0
+
+
+def test_tick_noise_keeps_a_one_core_result_from_reading_busy_by_chance():
+    # one core, 12 blocks, 0.36 s: +-1 tick per block end and sampling are ~19 %
+    raw = {"wall": 0.36, "cpus": 1, "tick_s": 0.01, "own_cpu": 0.28, "busy_ticks": 36,
+           "blocks": 12, "steal_ticks": 4, "total_ticks": 36}
+    out = busy.fractions(raw)
+    assert out["tick_noise"] == pytest.approx((12 + 36) ** 0.5 / 36, abs=1e-4)
+    assert out["other_cpu"] == pytest.approx(0.2222, abs=1e-4) and not busy.contended(out)
+    assert busy.contended(dict(out, other_cpu=0.35))
+    # 16 cores over the same blocks: the noise is a few %, 15 % others is busy
+    many = busy.fractions(dict(raw, cpus=16, busy_ticks=16 * 36))
+    assert many["tick_noise"] < 0.05 and busy.contended(dict(many, other_cpu=0.15))
+
+
+def _spinners(count, cpu):
+    kids = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    for kid in kids:
+        os.sched_setaffinity(kid.pid, {cpu})
+    return kids
+
+
+def test_the_audits_own_busy_processes_on_our_core_are_not_contention():
+    # real processes: four spinning children on the core this test is pinned to.  As
+    # the audit's own (excluded) they are not load; as strangers they are.
+    cpu, saved = min(os.sched_getaffinity(0)), os.sched_getaffinity(0)
+    kids = _spinners(4, cpu)
+    try:
+        os.sched_setaffinity(0, {cpu})
+        time.sleep(0.2)
+        own, stranger = (counters.snapshot(exclude_pids=[k.pid for k in kids]),
+                         counters.snapshot())
+        time.sleep(1.0)
+        own = busy.fractions(counters.delta(own, counters.snapshot(
+            exclude_pids=[k.pid for k in kids])))
+        stranger = busy.fractions(counters.delta(stranger, counters.snapshot()))
+    finally:
+        os.sched_setaffinity(0, saved)
+        for kid in kids:
+            kid.kill()
+            kid.wait()
+    assert stranger["other_cpu"] > 0.6 and busy.contended(stranger)
+    assert own["other_cpu"] < stranger["other_cpu"] - 0.4
+    assert own["runq"] <= busy.BUSY_RUNQ < stranger["runq"]

@@ -43,25 +43,40 @@ def host_busy(target: ProbeResult, reference: Optional[ProbeResult],
     busy = [c for c in rows if c.contended]
     if not busy:
         return []
-    other = [c.contention.get("other_cpu") for c in busy if "other_cpu" in c.contention]
-    runq = [c.contention.get("runq") for c in busy if "runq" in c.contention]
     evidence = {"rows measured under contention": quantity(len(busy), "count",
                                                            total=len(rows)),
                 "rows": ", ".join(_label(c) for c in busy[:8]) + (" ..." if len(busy) > 8
                                                                    else "")}
-    if other:
-        evidence["other processes' CPU share"] = quantity(
-            stats.median(other), "fraction", min(other), max(other))
-    if runq:
-        evidence["tasks waiting for a CPU"] = quantity(stats.median(runq), "count")
+    shares = {key: [c.contention[key] for c in busy if key in c.contention]
+              for key in ("other_cpu", "steal", "runq")}
+    for key, label, unit in _LOAD_EVIDENCE:
+        if shares[key]:
+            evidence[label] = quantity(stats.median(shares[key]), unit,
+                                       *((min(shares[key]), max(shares[key]))
+                                         if unit == "fraction" else ()))
     return [Finding(
         "host-busy", "warning",
-        "the host was busy: %d of %d rows were measured while other processes used the "
-        "CPUs (%s); those rows decide nothing" % (
-            len(busy), len(rows),
-            "median %s of the allowed CPUs' time" % format_percent(stats.median(other), 0)
-            if other else "tasks waiting for a CPU"),
+        "the host was busy: %d of %d rows were measured while %s; those rows decide "
+        "nothing" % (len(busy), len(rows), _busy_how(shares)),
         evidence, REMEDY_BUSY, SOURCE, "target")]
+
+
+_LOAD_EVIDENCE = (("other_cpu", "other processes' CPU share", "fraction"),
+                  ("steal", "CPU time the hypervisor gave other guests (steal)", "fraction"),
+                  ("runq", "other tasks waiting for a CPU", "count"))
+
+
+def _busy_how(shares) -> str:
+    """What kept the CPUs busy, in words, from the contended rows' median loads."""
+    other = stats.median(shares["other_cpu"]) if shares["other_cpu"] else 0.0
+    steal = stats.median(shares["steal"]) if shares["steal"] else 0.0
+    if steal > other:
+        return ("the hypervisor gave other guests the CPUs (steal: median %s of their "
+                "time)" % format_percent(steal, 0))
+    if other or not shares["runq"]:
+        return ("other processes used the CPUs (median %s of the allowed CPUs' time)"
+                % format_percent(other, 0))
+    return "other processes' tasks waited for the CPUs"
 
 
 @affects()
