@@ -2,6 +2,9 @@
 a missing line, a traceback-ish exit 3), each reproduced here."""
 
 import json
+import os
+import signal
+import sys
 
 import pytest
 
@@ -32,3 +35,51 @@ def test_db_import_stores_the_good_files_and_says_some_failed(tmp_path, capsys):
     assert lines[1].startswith("failed: %s is not JSON: " % bad)
     assert lines[2] == "imported 1 new, 0 already stored, 0 skipped, 1 failed (not imported)"
     assert cli.main(["history", "--db", database]) == 0
+
+
+def _audit(*extra) -> int:
+    return cli.main(["audit", "--python", sys.executable, "--reference", "none", "--quiet",
+                     "--suite", "quick", "--pairs", "1", "--only", "dispatch",
+                     "--device", "cpu", *extra])
+
+
+@pytest.mark.parametrize("when", ["before storing", "after storing"])
+def test_an_interrupt_around_storing_names_the_results(tmp_path, monkeypatch, capsys,
+                                                        wheel_python, when):
+    pytest.importorskip("sqlalchemy")
+    from eb_torchperf.store import quiet
+    real = quiet.record_quietly
+
+    def ctrl_c(*args, **kwargs):  # before: no path printed; after: exit 130 and no reason
+        if when == "before storing":
+            os.kill(os.getpid(), signal.SIGINT)
+        stored = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return stored
+
+    monkeypatch.setattr(quiet, "record_quietly", ctrl_c)
+    monkeypatch.setenv("EB_TORCHPERF_DB", str(tmp_path / "db.sqlite"))
+    out = tmp_path / "run.json"
+    assert _audit("--out", str(out)) == 130
+    assert capsys.readouterr().err == (
+        "eb-torchperf: interrupted after the measurement (results written to %s)\n" % out)
+    assert json.loads(out.read_text())["complete"] is True
+
+
+def test_a_reader_that_stops_early_does_not_lose_the_stored_audit(tmp_path, capsys,
+                                                                   wheel_python):
+    pytest.importorskip("sqlalchemy")
+    import subprocess
+    database, out = tmp_path / "db.sqlite", tmp_path / "run.json"
+    proc = subprocess.Popen(  # `audit | head -1`: exit 141, and nothing was stored
+        [sys.executable, "-m", "eb_torchperf.cli", "audit", "--python", wheel_python,
+         "--reference", "none", "--quiet", "--suite", "quick", "--pairs", "1", "--only",
+         "dispatch", "--device", "cpu", "--out", str(out), "--db", str(database)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before the first table
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 141, err
+    assert err == "stored as audit 1 in sqlite:///%s\n" % database
+    assert cli.main(["db", "where", "--db", str(database)]) == 0
+    assert capsys.readouterr().out == "sqlite:///%s: 1 audits\n" % database
+    assert json.loads(out.read_text())["complete"] is True
