@@ -83,3 +83,48 @@ def test_a_reader_that_stops_early_does_not_lose_the_stored_audit(tmp_path, caps
     assert cli.main(["db", "where", "--db", str(database)]) == 0
     assert capsys.readouterr().out == "sqlite:///%s: 1 audits\n" % database
     assert json.loads(out.read_text())["complete"] is True
+
+
+def _hand_edited(tmp_path, *edits) -> str:
+    """A results database of three audits of the golden file, then `edits` (SQL)."""
+    import sqlite3
+    document = json.loads(GOLDEN.read_text())
+    paths = []
+    for month in (1, 2, 3):
+        document["created_utc"] = "2027-0%d-01T00:00:00+00:00" % month
+        paths.append(tmp_path / ("%d.json" % month))
+        paths[-1].write_text(json.dumps(document))
+    database = str(tmp_path / "db.sqlite")
+    assert cli.main(["db", "import", *map(str, paths), "--db", database]) == 0
+    with sqlite3.connect(database) as connection:
+        for edit in edits:
+            connection.execute(edit)
+    return database
+
+
+@pytest.mark.parametrize("command, skipped, shown", [
+    (["history"], "audit 2", ["2027-01-01", "2027-03-01"]),
+    (["regressions"], "audit 2", ["audit 1:", "audit 3:"]),
+    (["history", "--html"], "audits 2, 3", ["(1 audits)"])])  # only the site reads documents
+def test_hand_edited_database_rows_are_skipped_and_named(tmp_path, capsys, command, skipped,
+                                                         shown):
+    pytest.importorskip("sqlalchemy")
+    database = _hand_edited(tmp_path, "update audits set geomean = 'abc' where id = 2",
+                            "update audits set document = '{broken' where id = 3")
+    capsys.readouterr()
+    site = [str(tmp_path / "site")] if "--html" in command else []
+    assert cli.main([*command, *site, "--db", database]) == 0  # was: exit 3, "internal error"
+    out, err = capsys.readouterr()
+    assert err == ("eb-torchperf: warning: skipped %s: unreadable in the results database (a "
+                   "field edited by hand?)\n" % skipped)
+    assert all(text in out for text in shown) and "2027-02-01" not in out, out
+
+
+def test_a_database_with_nothing_readable_is_one_line(tmp_path, capsys):
+    pytest.importorskip("sqlalchemy")
+    database = _hand_edited(tmp_path, "update audits set identity = '[[' ")
+    capsys.readouterr()
+    assert cli.main(["regressions", "--db", database]) == 2
+    assert capsys.readouterr().err == (
+        "eb-torchperf: error: no readable audit in the results database (audits 1, 2, 3: a "
+        "field edited by hand?)\n")
