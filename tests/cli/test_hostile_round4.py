@@ -128,3 +128,36 @@ def test_a_database_with_nothing_readable_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "eb-torchperf: error: no readable audit in the results database (audits 1, 2, 3: a "
         "field edited by hand?)\n")
+
+
+def test_a_torch_folder_in_the_working_folder_is_not_imported(tmp_path, monkeypatch, capsys,
+                                                              wheel_python):
+    fake = tmp_path / "torch"
+    fake.mkdir()  # the worker imported ./torch: `-m` puts the current folder first
+    (fake / "__init__.py").write_text("raise ImportError('the fake torch of the cwd')\n")
+    (tmp_path / "ebtp_probe").mkdir()  # nor a probe package of the same name
+    (tmp_path / "ebtp_probe" / "__init__.py").write_text("raise SystemExit(9)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EB_TORCHPERF_DB", "off")
+    assert _audit("--out", str(tmp_path / "run.json")) == 0, capsys.readouterr().err
+    import torch
+    document = json.loads((tmp_path / "run.json").read_text())
+    assert document["target"]["facts"]["torch"]["version"] == torch.__version__
+
+
+@pytest.mark.parametrize("db, xdg, expected", [
+    ("", None, "HOME/.local/share"),  # set but empty: was "storing off", silently
+    ("  ", "XDG", "XDG"),
+    (None, "relative/data", "HOME/.local/share"),  # was a folder under the cwd
+    ("", "relative/data", "HOME/.local/share")])
+def test_an_empty_db_variable_or_a_relative_xdg_folder_means_the_default(tmp_path, monkeypatch,
+                                                                         db, xdg, expected):
+    from eb_torchperf.store.location import database_url
+    home, data = tmp_path / "home", tmp_path / "xdg"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    env.update({} if db is None else {"EB_TORCHPERF_DB": db})
+    env.update({} if xdg is None else {"XDG_DATA_HOME": str(data) if xdg == "XDG" else xdg})
+    folder = expected.replace("HOME", str(home)).replace("XDG", str(data))
+    monkeypatch.setenv("HOME", str(home))  # expanduser reads os.environ
+    assert database_url(env=env) == "sqlite:///%s/eb_torchperf/results.sqlite" % folder
