@@ -161,3 +161,37 @@ def test_an_empty_db_variable_or_a_relative_xdg_folder_means_the_default(tmp_pat
     folder = expected.replace("HOME", str(home)).replace("XDG", str(data))
     monkeypatch.setenv("HOME", str(home))  # expanduser reads os.environ
     assert database_url(env=env) == "sqlite:///%s/eb_torchperf/results.sqlite" % folder
+
+
+def _processes_with(text: str) -> list:
+    """The pids whose environment holds `text` (a fault's mark path)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as handle:
+                if text.encode() in handle.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_sigquit_stops_the_audit_like_sigterm(tmp_path, wheel_python):
+    from faults import faulty_python
+    from test_hostile_round2 import _audit_process, _wait_for
+    mark = tmp_path / "hanging"
+    python = faulty_python(tmp_path, wheel_python, "hang", at=3, mark=str(mark))
+    out = tmp_path / "run.json"
+    proc = _audit_process(python, out, "--timeout", "600")
+    _wait_for(mark, proc)
+    assert _processes_with(str(mark))  # the hung worker
+    proc.send_signal(signal.SIGQUIT)  # Ctrl-\ : was a core dump, an empty --out, the worker
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        "eb-torchperf: error: audit interrupted (results so far written to %s)" % out]
+    assert json.loads(out.read_text())["complete"] is False
+    assert _processes_with(str(mark)) == []
