@@ -3,6 +3,7 @@ a missing line, a traceback-ish exit 3), each reproduced here."""
 
 import json
 import os
+import shutil
 import signal
 import sys
 
@@ -195,3 +196,55 @@ def test_sigquit_stops_the_audit_like_sigterm(tmp_path, wheel_python):
         "eb-torchperf: error: audit interrupted (results so far written to %s)" % out]
     assert json.loads(out.read_text())["complete"] is False
     assert _processes_with(str(mark)) == []
+
+
+RUNNER = """
+import sys, time
+from eb_torchperf.measure.runner import ProbeBundle, Worker
+from eb_torchperf.measure.zygote import Zygote
+bundle = ProbeBundle().__enter__()
+worker = Worker(sys.argv[1], bundle.path)
+worker.start()
+zygote = Zygote(sys.argv[1], bundle.path)
+zygote.start()
+forked = zygote.fork_worker("target")
+forked.wait_started()
+for busy in (worker, forked):  # a request each, at which they hang: no end of input seen
+    busy.proc.stdin.write(b'{"op": "facts"}\\n')
+    busy.proc.stdin.flush()
+print(worker.proc.pid, zygote.proc.pid, forked.proc.pid, bundle.path, flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_a_runner_killed_outright(tmp_path, wheel_python):
+    import subprocess
+    import time
+    from faults import faulty_python
+    python = faulty_python(tmp_path, wheel_python, "hang", at=1)
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, python],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        *pids, bundle = runner.stdout.readline().split()
+        pids = [int(pid) for pid in pids]
+        assert len(pids) == 3 and all(map(_alive, pids))
+    finally:
+        runner.kill()  # kill -9: no cleanup in the runner; the workers ran on, orphaned
+        runner.wait()
+    deadline = time.monotonic() + 30
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:  # the old code: do not leave them running after the test
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(bundle)
+    assert left == []
