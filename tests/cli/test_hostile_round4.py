@@ -35,7 +35,8 @@ def test_db_import_stores_the_good_files_and_says_some_failed(tmp_path, capsys):
     assert lines[0] == "%s: audit 1 (new)" % good
     assert lines[1].startswith("failed: %s is not JSON: " % bad)
     assert lines[2] == "imported 1 new, 0 already stored, 0 skipped, 1 failed (not imported)"
-    assert cli.main(["history", "--db", database]) == 0
+    assert cli.main(["db", "where", "--db", database]) == 0
+    assert capsys.readouterr().out == "sqlite:///%s: 1 audits\n" % database
 
 
 def _audit(*extra) -> int:
