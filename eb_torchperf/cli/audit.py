@@ -246,6 +246,25 @@ def run(args) -> int:
             if not folder_existed:  # nor an empty reports/ folder after a usage error
                 with contextlib.suppress(OSError):
                     claimed.parent.rmdir()
+    try:
+        return _finish(args, out, outcome)
+    except KeyboardInterrupt:  # after the measurement: its results are saved already
+        print(interrupted_line(outcome), file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def interrupted_line(outcome) -> str:
+    """The line of an interrupt that came after the pipeline saved the results."""
+    if not outcome.results_path:
+        return "eb-torchperf: interrupted"
+    if not outcome.result.complete:
+        return "eb-torchperf: error: audit interrupted (results so far written to %s)" % (
+            outcome.results_path)
+    return "eb-torchperf: interrupted after the measurement (results written to %s)" % (
+        outcome.results_path)
+
+
+def _show(out, outcome) -> None:
     result, analysis = outcome.result, outcome.analysis
     print_tables(out, result, analysis)
     if outcome.explained is not None:
@@ -255,13 +274,22 @@ def run(args) -> int:
     print_outcome(out, result, analysis, outcome.written)
     out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
               markup=False)
+
+
+def _finish(args, out, outcome) -> int:
+    """Show and store the saved results; the closing line on stderr; the status."""
+    try:
+        _show(out, outcome)
+    except BrokenPipeError:  # `| head`: the measurement is done, it is stored all the same
+        store(args, outcome)
+        raise
     store(args, outcome)
+    result = outcome.result
     if not result.complete:
         print(stopped_line(outcome), file=sys.stderr)
     elif failed_benchmarks(result):
         print("eb-torchperf: error: nothing measured: %s (results written to %s)" % (
             escape.one_line(failed_benchmarks(result)), outcome.results_path), file=sys.stderr)
     elif outcome.status == EXIT_INTERRUPTED:  # after the last measurement: all was kept
-        print("eb-torchperf: interrupted after the measurement (results written to %s)"
-              % outcome.results_path, file=sys.stderr)
+        print(interrupted_line(outcome), file=sys.stderr)
     return outcome.status

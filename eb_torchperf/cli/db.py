@@ -5,8 +5,10 @@
                                           installdir's easybuild/torchperf/) once each
 
 An import is idempotent: a document already stored (same content) is not stored again.
-Other JSON files are skipped; a results document with a malformed field is refused
-(named, not stored, exit status 2), as `report` refuses it.
+Other JSON files found in a folder are skipped; a file that cannot be read, is not
+JSON, or (named on the command line) is not a results document fails, and a results
+document with a malformed field is refused, as `report` refuses it: named once, not
+stored, exit status 2 (the good files given with it are stored).
 --node-type, --software, --version, --toolchain and --build say what the imported
 audits are of, where the files cannot (a file from an installdir's
 easybuild/torchperf/ is named after that installation when --build is not given).
@@ -65,19 +67,28 @@ def _import(args, engine) -> int:
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise StoreError("db import: no such file or folder: %s" % ", ".join(missing))
-    counts = {"new": 0, "already stored": 0, "skipped": 0, "refused": 0}
+    counts = {"new": 0, "already stored": 0, "skipped": 0, "refused": 0, "failed": 0}
     for path in args.paths:
         context = from_env("import", args.node_type, software=args.software,
                            version=args.version, toolchain=args.toolchain,
                            build=args.build or _installation_build(path))
         for found, audit_id, what in import_paths(engine, [path], context):
-            key = what if what in counts else (
-                "refused" if what.startswith("refused: ") else "skipped")
-            counts[key] += 1
-            print("%s: %s" % (found, "audit %d (%s)" % (audit_id, what) if audit_id else what))
+            counts[what.split(":")[0]] += 1
+            print(_outcome_line(found, audit_id, what))
     print("imported %(new)d new, %(already stored)d already stored, %(skipped)d skipped"
-          % counts + (", %(refused)d refused (malformed)" % counts if counts["refused"] else ""))
-    return EXIT_ERROR if counts["refused"] else EXIT_OK  # a malformed results file
+          % counts + "".join(", %d %s" % (counts[key], shown_as) for key, shown_as in (
+              ("refused", "refused (malformed)"), ("failed", "failed (not imported)"))
+              if counts[key]))
+    # a malformed or unreadable file is bad input: exit 2 whatever else was stored
+    return EXIT_ERROR if counts["refused"] or counts["failed"] else EXIT_OK
+
+
+def _outcome_line(path: str, audit_id, what: str) -> str:
+    """One line per file: "PATH: audit 3 (new)", or "failed: why" (the path named once)."""
+    if audit_id:
+        return "%s: audit %d (%s)" % (path, audit_id, what)
+    kind, _, why = what.partition(": ")
+    return "%s: %s" % (kind, why) if path in why else "%s: %s: %s" % (kind, path, why)
 
 
 def run(args) -> int:

@@ -68,7 +68,7 @@ exit status (every command):
        says which; results measured so far are still written)
   3    internal error (a bug in eb-torchperf): one line says where the traceback was
        saved; please report it
-  130  interrupted (Ctrl-C, SIGTERM, SIGHUP); what was measured is written first
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT); what was measured is written first
   141  the reader of the output went away (`| head -1`); files were written first
 
 examples:

@@ -9,12 +9,14 @@ time, as inline SVG charts; the regressions table; a link to each audit's report
 no network is needed to view it.
 """
 
+import sys
+
 from rich.table import Table
 
 from eb_torchperf.cli.db import add_db_argument, engine_of
 from eb_torchperf.present.terminal import make_console
 from eb_torchperf.present.units import format_ratio
-from eb_torchperf.store.query import Filters, history
+from eb_torchperf.store.query import Filters, checked, history, unreadable_warning
 
 
 def add_filter_arguments(parser) -> None:
@@ -51,14 +53,23 @@ def table(audits) -> Table:
     return view
 
 
+def warn_unreadable(ids) -> None:
+    """The one warning line naming the unreadable audits skipped (none: nothing)."""
+    if ids:
+        print(unreadable_warning(ids), file=sys.stderr)
+
+
 def run(args) -> int:
     engine = engine_of(args)
-    audits = history(engine, filters_of(args))
     if args.html:
         from eb_torchperf.store.site import write_site
-        index = write_site(engine, filters_of(args), args.html)
-        print("history: %s (%d audits)" % (index, len(audits)))
+        index, shown, unreadable = write_site(engine, filters_of(args), args.html)
+        warn_unreadable(unreadable)
+        print("history: %s (%d audits)" % (index, shown))
         return 0
+    found = history(engine, filters_of(args))
+    audits, _, unreadable = checked(found, {}, found.unreadable)
+    warn_unreadable(unreadable)
     out = make_console()
     if not audits:
         out.print("no stored audit matches", highlight=False)

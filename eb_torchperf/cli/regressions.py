@@ -10,11 +10,11 @@ what differs.  A row is slower when the whole interval of new / previous lies be
 from rich.table import Table
 
 from eb_torchperf.cli.db import engine_of
-from eb_torchperf.cli.history import add_filter_arguments, filters_of
+from eb_torchperf.cli.history import add_filter_arguments, filters_of, warn_unreadable
 from eb_torchperf.present.terminal import make_console
 from eb_torchperf.present.units import format_ratio
 from eb_torchperf.store.buildcheck import summary
-from eb_torchperf.store.query import history, rows_of
+from eb_torchperf.store.query import readable
 from eb_torchperf.store.regress import comparisons
 
 
@@ -46,8 +46,9 @@ def rows_table(comparison, all_rows: bool) -> Table:
 
 def run(args) -> int:
     engine = engine_of(args)
-    audits = history(engine, filters_of(args))
-    found = comparisons(audits, rows_of(engine, [a.id for a in audits]))
+    audits, rows, unreadable = readable(engine, filters_of(args))
+    warn_unreadable(unreadable)
+    found = comparisons(audits, rows)
     if args.latest:
         newest = {(c.audit.software, c.audit.node_type): c for c in found}
         found = list(newest.values())

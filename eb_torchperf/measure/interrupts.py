@@ -3,7 +3,7 @@
 Python raises KeyboardInterrupt wherever the main thread happens to be.  Inside the
 few steps that must finish once started (closing the workers of a pair, diagnosing
 and saving the results), a second Ctrl-C would otherwise escape the handler of the
-first and the results would never be written.  `held()` blocks SIGINT, SIGTERM and SIGHUP for
+first and the results would never be written.  `held()` blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT for
 such a step: signals that arrive meanwhile wait, and when the step ends they are taken
 as one interrupt (`held.interrupted`; raised as KeyboardInterrupt when asked).  Signals
 that another thread receives (blocking is per thread) are caught by a handler that
@@ -14,12 +14,14 @@ import signal
 import threading
 
 #: The signals that stop an audit (SIGTERM: Slurm's scancel and time limit; SIGHUP: a
-#: dropped ssh session or closed terminal).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: dropped ssh session or closed terminal; SIGQUIT: Ctrl-\, whose default action left
+#: an empty results file and the workers running).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def raise_interrupt(signum, frame):
-    """A signal handler that turns SIGTERM/SIGHUP into KeyboardInterrupt (as Ctrl-C)."""
+    """A signal handler that turns SIGTERM/SIGHUP/SIGQUIT into KeyboardInterrupt (as
+    Ctrl-C)."""
     raise KeyboardInterrupt
 
 

@@ -25,6 +25,7 @@ from eb_torchperf.measure.environ import apply_overrides, path_under
 from eb_torchperf.errors import ConfigError
 from eb_torchperf.measure.isolation import isolated_environ
 from eb_torchperf.measure.setup_run import run_setup
+from eb_torchperf.probe.nocwd import code_argv
 
 #: Written into a venv once pip succeeded; a venv without it is rebuilt.
 READY_MARKER = ".eb_torchperf-ready"
@@ -135,7 +136,7 @@ def venv_problem(venv: pathlib.Path, expected: Optional[str],
     if not python.exists():
         return "%s is missing" % python
     try:
-        proc = subprocess.run([str(python), "-s", "-c", _IMPORT_CHECK], capture_output=True,
+        proc = subprocess.run(code_argv(str(python), _IMPORT_CHECK), capture_output=True,
                               text=True, timeout=timeout_s,
                               env=env if env is not None else isolated_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -276,7 +277,7 @@ def target_torch_version(python: str, timeout_s: float = 180,
     """
     code = "import torch, sys; sys.stdout.write(torch.__version__)"
     try:
-        proc = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True,
+        proc = subprocess.run(code_argv(python, code), capture_output=True, text=True,
                               timeout=timeout_s, env=_with_overrides(env))
     except subprocess.TimeoutExpired:
         raise ConfigError("target %s: `import torch` gave no answer within %g s (raise "

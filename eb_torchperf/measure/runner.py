@@ -24,6 +24,7 @@ from typing import Dict, Mapping, Optional, Sequence
 from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.measure.environ import apply_overrides
 from eb_torchperf.probe.envprefixes import ENV_NAMES, ENV_PREFIXES
+from eb_torchperf.probe.nocwd import module_argv
 
 PROBE_PACKAGE = "ebtp_probe"
 #: Environment variables passed to workers: the run-time environment of the user's
@@ -135,7 +136,7 @@ class Worker:
 
     def argv_for(self, reply_fd: int) -> Sequence[str]:
         """Command line of the worker writing its replies to `reply_fd`."""
-        return [self.python, "-s", "-m", PROBE_PACKAGE, "--worker", "--reply-fd", str(reply_fd)]
+        return module_argv(self.python, PROBE_PACKAGE, "--worker", "--reply-fd", str(reply_fd))
 
     def start(self) -> dict:
         """Start the process and wait for its hello (spawn, then wait_started).

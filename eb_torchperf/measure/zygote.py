@@ -15,6 +15,7 @@ from typing import List, Optional
 
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.runner import PROBE_PACKAGE, Worker
+from eb_torchperf.probe.nocwd import module_argv
 
 
 def worker_conditions(modes: List[str], zygote_pairs: int, cpus: int) -> dict:
@@ -47,8 +48,8 @@ class Zygote(Worker):
         self.reason = "not started"
 
     def argv_for(self, reply_fd: int):
-        return [self.python, "-s", "-m", PROBE_PACKAGE, "--zygote", "--reply-fd",
-                str(reply_fd), "--fd-socket", str(self._child_end.fileno())]
+        return module_argv(self.python, PROBE_PACKAGE, "--zygote", "--reply-fd",
+                           str(reply_fd), "--fd-socket", str(self._child_end.fileno()))
 
     def extra_fds(self) -> tuple:
         return (self._child_end.fileno(),)

@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from .parentdeath import die_with_parent
+
 PROBE_SCHEMA_VERSION = 1
 
 
@@ -34,6 +36,7 @@ def main(argv=None):
                         help="import torch once, fork workers on request")
     parser.add_argument("--fd-socket", type=int, help="Unix socket the zygote gets fds on")
     args = parser.parse_args(argv)
+    die_with_parent()  # no worker, zygote or probe outlives a runner killed outright
     if args.zygote:
         from .zygote import main as zygote_main
         return zygote_main(args.reply_fd, args.fd_socket)

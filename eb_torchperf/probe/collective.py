@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from .nocwd import module_argv
+
 #: Seconds a peer gets to import torch and say it is ready (torch 2.11 + CUDA 13
 #: imported in 3-4 s on the H200 machine; a cold file cache can take much longer).
 PEER_START_TIMEOUT_S = 120.0
@@ -121,9 +123,9 @@ class AllReduceGroup:
         self.store = os.path.join(self.tmp, "store")
         for rank in range(1, self.world):
             err = open(os.path.join(self.tmp, "peer%d.err" % rank), "w+b")
-            cmd = [python, "-s", "-m", PEER_MODULE, "--rank", str(rank),
-                   "--world", str(self.world), "--store", self.store,
-                   "--numel", str(self.numel), "--backend", self.backend]
+            cmd = module_argv(python, PEER_MODULE, "--rank", str(rank),
+                              "--world", str(self.world), "--store", self.store,
+                              "--numel", str(self.numel), "--backend", self.backend)
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=err, env=dict(os.environ))

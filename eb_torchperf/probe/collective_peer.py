@@ -17,6 +17,7 @@ import os
 import sys
 
 from .collective import RENDEZVOUS_TIMEOUT_S, tensor_device
+from .parentdeath import die_with_parent
 
 
 def _args(argv):
@@ -63,6 +64,7 @@ def serve(torch, args, commands):
 
 def main(argv=None):
     args = _args(argv)
+    die_with_parent()
     import torch
     if args.backend == "nccl":
         torch.cuda.set_device(args.rank)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import sysconfig
 
+from .nocwd import code_argv
+
 #: Per-process limits recorded (resource.RLIMIT_<name>).
 RLIMITS = ("NOFILE", "STACK", "MEMLOCK", "AS", "DATA", "NPROC", "CPU")
 #: Transparent huge pages settings (Linux), see
@@ -256,7 +258,7 @@ def smoke_compile(cuda, timeout_s=SMOKE_COMPILE_TIMEOUT_S):
     import time
     start = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-s", "-c", _SMOKE % bool(cuda)],
+        done = subprocess.run(code_argv(sys.executable, _SMOKE % bool(cuda)),
                               capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"ok": False, "seconds": timeout_s, "error": "timed out after %.0f s" % timeout_s}

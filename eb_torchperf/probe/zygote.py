@@ -28,6 +28,7 @@ import socket
 import sys
 
 from . import allocator, registry, worker
+from .parentdeath import die_with_parent
 
 
 def thread_count():
@@ -80,6 +81,7 @@ def _child(torch, zygote_fds, fds):
     status = 0
     try:
         os.setsid()
+        die_with_parent()  # the zygote's death (the runner's, by the zygote's) ends it
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in zygote_fds:
             os.close(fd)

@@ -5,8 +5,10 @@ EB_TORCHPERF_DB accepts
   an URL          `sqlite:///PATH`, `postgresql://USER@HOST/DB` (psycopg 3 is used:
                   `postgresql+psycopg://`), any other SQLAlchemy URL
   off / none      store nothing
+  (empty)         the default, as when unset
 The default is `$XDG_DATA_HOME/eb_torchperf/results.sqlite` (XDG_DATA_HOME defaults
-to ~/.local/share: https://specifications.freedesktop.org/basedir-spec/latest/).
+to ~/.local/share, and a relative XDG_DATA_HOME is ignored, as the specification says:
+https://specifications.freedesktop.org/basedir-spec/latest/).
 No SQLAlchemy import here, so the CLI can say where the database is cheaply.
 """
 
@@ -18,7 +20,7 @@ from eb_torchperf.errors import TorchPerfError
 #: Environment variable naming the database (path or URL).
 ENV_DB = "EB_TORCHPERF_DB"
 #: Values of ENV_DB that turn storing off.
-OFF = ("off", "none", "")
+OFF = ("off", "none")
 #: File name of the default SQLite database.
 DEFAULT_NAME = os.path.join("eb_torchperf", "results.sqlite")
 
@@ -29,14 +31,15 @@ class StoreError(TorchPerfError):
 
 
 def default_path(env: Optional[Mapping[str, str]] = None) -> str:
-    """`$XDG_DATA_HOME/eb_torchperf/results.sqlite` (~/.local/share when unset).
+    """`$XDG_DATA_HOME/eb_torchperf/results.sqlite` (~/.local/share when unset, empty
+    or relative).
 
     Raises:
         StoreError: XDG_DATA_HOME is unset and the home folder does not exist (a job
             with HOME=/nonexistent): nothing is created outside a home that is there.
     """
     env = os.environ if env is None else env
-    if env.get("XDG_DATA_HOME"):
+    if os.path.isabs(env.get("XDG_DATA_HOME") or ""):
         return os.path.join(env["XDG_DATA_HOME"], DEFAULT_NAME)
     home = os.path.expanduser("~")
     if not os.path.isdir(home):
@@ -56,9 +59,9 @@ def database_url(value: Optional[str] = None,
     env = os.environ if env is None else env
     if value is None:
         value = env.get(ENV_DB)
-        if value is None:
-            return "sqlite:///" + default_path(env)
-    value = value.strip()
+    value = (value or "").strip()
+    if not value:  # unset or set empty (`EB_TORCHPERF_DB= cmd`): the default
+        return "sqlite:///" + default_path(env)
     if value.lower() in OFF:
         return None
     if "://" not in value:

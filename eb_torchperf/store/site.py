@@ -10,14 +10,14 @@ script, stylesheet or font is loaded from anywhere: the page works without netwo
 import html
 import math
 import os
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import sqlalchemy as sa
 
 from eb_torchperf.present.units import format_ratio
 from eb_torchperf.records import safe_write
 from eb_torchperf.store.buildcheck import row_text, summary
-from eb_torchperf.store.query import Filters, StoredAudit, document_of, history, rows_of
+from eb_torchperf.store.query import Filters, StoredAudit, checked, document_of, readable
 from eb_torchperf.store.regress import BuildComparison, comparisons
 from eb_torchperf.store.svgchart import line_chart
 
@@ -115,19 +115,34 @@ def page(audits: Sequence[StoredAudit], found: Sequence[BuildComparison], out_di
             % (STYLE, "\n".join(body)))
 
 
-def write_site(engine: sa.engine.Engine, filters: Filters, out_dir: str) -> str:
-    """Write DIR/index.html and DIR/audits/<id>.json; the index's path.
+def _documents(engine: sa.engine.Engine, audits) -> Tuple[Dict[int, dict], List[int]]:
+    """The stored document of each audit by id; the ids whose document is not JSON."""
+    documents, broken = {}, []
+    for audit in audits:
+        try:
+            documents[audit.id] = document_of(engine, audit.id)
+        except ValueError:
+            broken.append(audit.id)
+    return documents, broken
+
+
+def write_site(engine: sa.engine.Engine, filters: Filters, out_dir: str) -> Tuple[
+        str, int, Tuple[int, ...]]:
+    """Write DIR/index.html and DIR/audits/<id>.json; (the index's path, the number of
+    audits shown, the ids of the unreadable audits skipped: query.readable).
 
     Raises:
-        StoreError: the database cannot be read.
+        StoreError: the database cannot be read, or no audit in it is readable.
         WriteError: a file cannot be written.
     """
-    audits = history(engine, filters)
-    rows = rows_of(engine, [a.id for a in audits])
+    audits, rows, unreadable = readable(engine, filters)
+    documents, broken = _documents(engine, audits)
+    audits, rows, unreadable = checked([a for a in audits if a.id in documents], rows,
+                                       set(unreadable) | set(broken))
     found = comparisons(audits, rows)
     for audit in audits:
         safe_write.write_json(os.path.join(out_dir, "audits", "%d.json" % audit.id),
-                              document_of(engine, audit.id))
+                              documents[audit.id])
     index = os.path.join(out_dir, "index.html")
     safe_write.write_text(index, page(audits, found, os.path.abspath(out_dir), rows))
-    return index
+    return index, len(audits), unreadable

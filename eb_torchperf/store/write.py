@@ -103,6 +103,10 @@ class DocumentError(StoreError):
     """A file given to store is not a readable results document (the database is fine)."""
 
 
+class UnreadableDocument(DocumentError):
+    """A file given to store that cannot be read or is not JSON: an import failure."""
+
+
 class InvalidDocument(DocumentError):
     """A results document that `report` would refuse too (a field of the wrong type):
     bad input, never stored."""
@@ -112,9 +116,10 @@ def read_document(path: str) -> dict:
     """The JSON document in `path`.
 
     Raises:
-        DocumentError: unreadable, not JSON, or not a results document (no target side).
+        DocumentError: not a results document (no target side); UnreadableDocument
+            when unreadable or not JSON, InvalidDocument when `report` would refuse it.
     """
-    document = read_json(path, DocumentError)
+    document = read_json(path, UnreadableDocument)
     if not isinstance(document, dict) or "schema_version" not in document or (
             "target" not in document or "results" not in document):
         raise DocumentError("%s is not an eb-torchperf results document" % path)
@@ -168,15 +173,21 @@ def record_at(url: str, path: str, context: BuildContext,
 
 def import_paths(engine: sa.engine.Engine, paths: Iterable[str],
                  context: BuildContext) -> List[Tuple[str, Optional[int], str]]:
-    """Import results files: (path, audit id or None, "new" | "already stored" | the
-    reason it was skipped) per file found."""
+    """Import results files: (path, audit id or None, "new" | "already stored" | why it
+    was not: "failed: ..." (unreadable, not JSON, or a file named that is not a results
+    document), "refused: ..." (malformed) or "skipped: ..." (other JSON found in a
+    folder)) per file found."""
     outcomes = []
+    paths = list(paths)
     for path in results_files(paths):
         try:
             audit_id, new = record_file(engine, path, context)
+        except InvalidDocument as exc:
+            outcomes.append((path, None, "refused: %s" % exc))
+            continue
         except DocumentError as exc:
-            refused = "refused: " if isinstance(exc, InvalidDocument) else ""
-            outcomes.append((path, None, refused + str(exc)))
+            failed = isinstance(exc, UnreadableDocument) or path in paths
+            outcomes.append((path, None, "%s: %s" % ("failed" if failed else "skipped", exc)))
             continue
         outcomes.append((path, audit_id, "new" if new else "already stored"))
     return outcomes

@@ -95,9 +95,9 @@ def with_baseline(result: AuditResult, baseline: AuditResult) -> AuditResult:
 
 @contextmanager
 def _sigterm_as_interrupt(active: bool):
-    """SIGTERM (Slurm's scancel and time limit) and SIGHUP (a dropped ssh session)
-    handled like Ctrl-C inside the block: the audit stops, and what was measured is
-    returned and written."""
+    """SIGTERM (Slurm's scancel and time limit), SIGHUP (a dropped ssh session) and
+    SIGQUIT (Ctrl-\\) handled like Ctrl-C inside the block: the audit stops, and what
+    was measured is returned and written."""
     if not active:
         yield
         return

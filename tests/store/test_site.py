@@ -49,7 +49,7 @@ def site(tmp_path):
             ("2026-02-01T00:00:00+00:00", "/new/bin/python", "zen", {"matmul_fp32": 0.1}),
             ("2026-02-02T00:00:00+00:00", "/new/bin/python", "grace", None)):
         record_document(engine, variant(created, python, scale), from_env("cli", node, env={}))
-    return write_site(engine, Filters(), str(tmp_path / "site"))
+    return write_site(engine, Filters(), str(tmp_path / "site"))[0]
 
 
 def test_the_console_check_catches_an_error(chromium, tmp_path):
