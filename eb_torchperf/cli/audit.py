@@ -150,6 +150,11 @@ def add_store_arguments(parser) -> None:
     parser.add_argument("--node-type", metavar="NAME",
                         help="node type stored with the audit in the results database "
                              "(default: $EB_TORCHPERF_NODE_TYPE, else $SLURM_JOB_PARTITION)")
+    add_db_argument(parser)
+
+
+def add_db_argument(parser) -> None:
+    """--db: the results database an audit is stored in (eb_torchperf.store)."""
     parser.add_argument("--db", metavar="PATH|URL",
                         help="results database (default: $EB_TORCHPERF_DB, else "
                              "~/.local/share/eb_torchperf/results.sqlite; off: do not store)")

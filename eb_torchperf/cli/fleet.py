@@ -27,7 +27,7 @@ import shlex
 from rich.console import Console
 
 from eb_torchperf.measure.interleave import SUITE_OPTIONS
-from eb_torchperf.cli.audit import only_help
+from eb_torchperf.cli.audit import add_db_argument, only_help
 from eb_torchperf.errors import ConfigError, SlurmError
 from eb_torchperf.fleet import gather as gather_mod
 from eb_torchperf.fleet import render, submit
@@ -102,6 +102,7 @@ def _fleet_arguments(fleet) -> None:
     fleet.add_argument("--fail-on", choices=FAIL_LEVELS, default="error",
                        help="exit 1 when a job has a finding at or above this severity "
                             "(default: error; a failed or unfinished job always exits 2)")
+    add_db_argument(fleet)  # each ok job is stored when gathered here, under its partition
 
 
 def resolve_fleet_reference(spec, pip_options, cache_dir, dry_run: bool):
@@ -153,10 +154,12 @@ def build_manifest(args) -> FleetManifest:
     return manifest
 
 
-def report(manifest: FleetManifest, out: Console, fail_on: str = "error") -> int:
-    """Gather, write DIR/fleet.md, print the report; returns the exit status
-    (records.findings.exit_status over every job's findings; a job not ok fails)."""
-    outcomes = gather_mod.gather(manifest)
+def report(manifest: FleetManifest, out: Console, fail_on: str = "error",
+           db=None) -> int:
+    """Gather (storing ok jobs in the results database `db`), write DIR/fleet.md, print
+    the report; returns the exit status (records.findings.exit_status over every job's
+    findings; a job not ok fails)."""
+    outcomes = gather_mod.gather(manifest, db)
     view = render.fleet_view(manifest, outcomes)
     path = os.path.join(manifest.directory, REPORT_NAME)
     safe_write.write_text(path, render.render_markdown(view))
@@ -173,7 +176,8 @@ def _logger(console: Console):
     return lambda msg: console.print(msg, highlight=False, markup=False, soft_wrap=True)
 
 
-def _render_existing(directory: str, out: Console, log, fail_on: str = "error") -> int:
+def _render_existing(directory: str, out: Console, log, fail_on: str = "error",
+                     db=None) -> int:
     manifest = load_manifest(directory)
     try:
         manifest = submit.refresh_states(manifest, log=log)
@@ -181,7 +185,7 @@ def _render_existing(directory: str, out: Console, log, fail_on: str = "error") 
     except SlurmError as exc:
         log("could not ask Slurm about unfinished jobs (%s); rendering what the folder holds"
             % exc)
-    return report(manifest, out, fail_on)
+    return report(manifest, out, fail_on, db)
 
 
 def _dry_run(manifest: FleetManifest) -> int:
@@ -195,7 +199,7 @@ def run(args) -> int:
     out = PipeConsole()
     log = _logger(PipeConsole(stderr=True))
     if args.render:
-        return _render_existing(args.render, out, log, args.fail_on)
+        return _render_existing(args.render, out, log, args.fail_on, args.db)
     manifest = build_manifest(args)
     if args.dry_run:
         return _dry_run(manifest)
@@ -209,4 +213,4 @@ def run(args) -> int:
         log("interrupted; the jobs keep running. Render later with: eb-torchperf fleet "
             "--render %s" % manifest.directory)
         return EXIT_INTERRUPTED
-    return report(manifest, out, args.fail_on)
+    return report(manifest, out, args.fail_on, args.db)

@@ -36,6 +36,18 @@ def _cpu(result: AuditResult) -> Optional[str]:
                                            cpu.get("allowed_cores") or "?")
 
 
+def _ran_with(probe: Optional[ProbeResult]) -> dict:
+    """What a side ran with of the variables torch and its libraries read: its probe's
+    `env` fact (probe/envprefixes.py; the runner passes only those on to the workers).
+
+    Not the audit's override options: the EasyBuild hook gives the reference overrides
+    that undo the module's settings (EBROOTPYTORCH, PATH, Lmod's tables, the module's
+    own OMP_NUM_THREADS ...), a CLI audit none, and both run the reference alike
+    (issue 31: no hook audit could be compared with another build).
+    """
+    return dict((probe.facts.get("env") or {}) if probe is not None else {})
+
+
 def identity(result: AuditResult) -> List[Tuple[str, object]]:
     """(field, value) pairs that pooled audits must share, in the order they are checked:
     the host first, since a build's fingerprint also changes with the CPU capability."""
@@ -44,7 +56,7 @@ def identity(result: AuditResult) -> List[Tuple[str, object]]:
             ("target torch build", _build(result.target)),
             ("reference torch build", _build(result.reference)),
             ("target environment", dict(result.options.get("target_env") or {})),
-            ("reference environment", dict(result.options.get("reference_env") or {}))]
+            ("reference environment", _ran_with(result.reference))]
 
 
 def _side_text(probe: Optional[ProbeResult]) -> str:

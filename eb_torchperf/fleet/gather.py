@@ -159,23 +159,26 @@ def _load(path: str) -> Tuple[Optional[AuditResult], str]:
         return None, str(exc)
 
 
-def _store(job: FleetJob, results_path: str) -> str:
-    """Store a job's results (node type: its partition; build: its module, if any);
-    idempotent, so gathering again stores nothing twice (store.write)."""
+def _store(job: FleetJob, results_path: str, db: Optional[str] = None) -> str:
+    """Store a job's results in `db` (None: EB_TORCHPERF_DB, else the default; node type:
+    its partition; build: its module, if any); idempotent, so gathering again stores
+    nothing twice (store.write)."""
     from eb_torchperf.store.context import from_env
     from eb_torchperf.store.quiet import record_quietly
     build = job.target if job.kind == "module" else ""
-    return record_quietly(results_path, from_env("fleet", job.partition, build=build))[1]
+    return record_quietly(results_path, from_env("fleet", job.partition, build=build),
+                          db=db)[1]
 
 
-def outcome_of(job: FleetJob, directory: str) -> JobOutcome:
-    """Gather one job from the fleet folder (results, stderr) and its recorded state."""
+def outcome_of(job: FleetJob, directory: str, db: Optional[str] = None) -> JobOutcome:
+    """Gather one job from the fleet folder (results, stderr) and its recorded state;
+    an ok job's results are stored in the results database `db` (_store)."""
     paths = job_paths(directory, job.name)
     result, problem = _load(paths["results"])
     if result is not None and result.complete:
         comparisons, findings, available = analysed(result)
         return JobOutcome(job, "ok", result, comparisons, findings, available,
-                          stored=_store(job, paths["results"]))
+                          stored=_store(job, paths["results"], db))
     ended = job.job_id is None or (job.state is not None and job.state.terminal)
     if not ended:
         return JobOutcome(job, "unfinished", result)
@@ -184,6 +187,6 @@ def outcome_of(job: FleetJob, directory: str) -> JobOutcome:
                       stderr_tail=tail)
 
 
-def gather(manifest: FleetManifest) -> List[JobOutcome]:
-    """One JobOutcome per job of the fleet, in manifest order."""
-    return [outcome_of(job, manifest.directory) for job in manifest.jobs]
+def gather(manifest: FleetManifest, db: Optional[str] = None) -> List[JobOutcome]:
+    """One JobOutcome per job of the fleet, in manifest order (ok jobs stored in `db`)."""
+    return [outcome_of(job, manifest.directory, db) for job in manifest.jobs]

@@ -92,10 +92,16 @@ class AuditSpec:
     allow_same_torch: bool = False
 
     def argv(self, python: str, out_path: str) -> List[str]:
-        """The audit command line for one target interpreter."""
+        """The audit command line for one target interpreter.
+
+        `--db off`: the job does not store its audit; gathering it on the submit host
+        does (fleet.gather, source "fleet", the job's module as its build), so Slurm's
+        exported EB_TORCHPERF_DB does not store it first as a CLI audit (issue 31).
+        """
         argv = [*self.launcher, "audit", "--python", python,
                 "--reference", self.reference or "none", "--suite", self.suite,
-                "--timeout", "%g" % self.worker_timeout_s, "--quiet", "--out", out_path]
+                "--timeout", "%g" % self.worker_timeout_s, "--quiet", "--db", "off",
+                "--out", out_path]
         for name in self.only:
             argv += ["--only", name]
         if self.pairs is not None:

@@ -7,6 +7,10 @@ Schema history (SCHEMA_VERSION; `eb_torchperf_schema.version` holds a database's
     and its 95 % interval, copied from the document's `analysis` section), so history
     and regressions query numbers instead of parsing every document; backfilled from
     the stored documents on upgrade.
+  3 (2026-12-03): no new column: `audits.identity` (diagnosis.pooling.identity) names the
+    reference environment by what the reference ran with (its probe's `env` fact), not
+    by the audit's override options; recomputed from the stored documents on upgrade,
+    so audits stored by the EasyBuild hook compare with other builds (issue 31).
 A database is upgraded when a newer eb_torchperf opens it (`migrate`): each step runs
 in one transaction, under a lock, so two processes upgrading at once do not collide.
 The DDL goes through Alembic's operations (`alembic.operations.Operations`), which
@@ -20,7 +24,11 @@ import sqlalchemy as sa
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
-SCHEMA_VERSION = 2
+from eb_torchperf.diagnosis.pooling import identity
+from eb_torchperf.errors import TorchPerfError
+from eb_torchperf.records.measurements import AuditResult
+
+SCHEMA_VERSION = 3
 #: Key of the PostgreSQL advisory lock held while migrating ("ebtp" in ASCII).
 MIGRATION_LOCK = 0x65627470
 
@@ -91,6 +99,15 @@ def row_values(audit_id: int, document: dict) -> list:
             for index, row in enumerate(rows) if isinstance(row, dict)]
 
 
+def identity_json(document: dict) -> str:
+    """diagnosis.pooling.identity of the document, as a JSON list of [field, value]."""
+    try:
+        pairs = identity(AuditResult.from_json(document))
+    except TorchPerfError:
+        pairs = []
+    return json.dumps([[field, value] for field, value in pairs], sort_keys=True, default=str)
+
+
 def _to_1(op: Operations, conn) -> None:
     op.create_table("eb_torchperf_schema", sa.Column("version", sa.Integer, nullable=False))
     op.create_table("audits", *_audit_columns())
@@ -105,8 +122,14 @@ def _to_2(op: Operations, conn) -> None:
             conn.execute(audit_rows.insert(), values)
 
 
+def _to_3(op: Operations, conn) -> None:
+    for audit_id, text in conn.execute(sa.select(audits.c.id, audits.c.document)).all():
+        conn.execute(audits.update().where(audits.c.id == audit_id)
+                     .values(identity=identity_json(json.loads(text))))
+
+
 #: version -> the step that makes a database of version - 1 into it.
-MIGRATIONS = {1: _to_1, 2: _to_2}
+MIGRATIONS = {1: _to_1, 2: _to_2, 3: _to_3}
 
 
 def current_version(conn) -> int:

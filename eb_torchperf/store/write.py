@@ -15,14 +15,13 @@ from typing import Iterable, Iterator, List, Optional, Tuple
 
 import sqlalchemy as sa
 
-from eb_torchperf.diagnosis.pooling import identity
 from eb_torchperf.errors import SchemaError, TorchPerfError
 from eb_torchperf.records.measurements import AuditResult, read_json
 from eb_torchperf.store import engine as engines
 from eb_torchperf.store.context import BuildContext, completed
 from eb_torchperf.store.location import StoreError, shown
 from eb_torchperf.store.quiet import not_stored
-from eb_torchperf.store.schema import audit_rows, audits, row_values
+from eb_torchperf.store.schema import audit_rows, audits, identity_json, row_values
 
 #: Results file names an import takes from a folder: *.json except these.
 NOT_RESULTS = (".explain.json", "verdict.json", "manifest.json", "regressions.json")
@@ -32,15 +31,6 @@ def content_hash(document: dict) -> str:
     """SHA-256 (hex) of the document's canonical JSON (sorted keys, no spaces)."""
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _identity_json(document: dict) -> str:
-    """diagnosis.pooling.identity of the document, as a JSON list of [field, value]."""
-    try:
-        pairs = identity(AuditResult.from_json(document))
-    except TorchPerfError:
-        pairs = []
-    return json.dumps([[field, value] for field, value in pairs], sort_keys=True, default=str)
 
 
 def _side(document: dict, side: str, section: str, key: str) -> str:
@@ -62,7 +52,7 @@ def audit_values(document: dict, context: BuildContext) -> dict:
         cpu_model=_side(document, "target", "cpu", "model"),
         reference=str(reference.get("python") or "none"),
         reference_version=_side(document, "reference", "torch", "version"),
-        identity=_identity_json(document), geomean=analysis.get("geomean_relative_ops"),
+        identity=identity_json(document), geomean=analysis.get("geomean_relative_ops"),
         verdict_level=str(verdict.get("level") or ""), verdict=str(verdict.get("text") or ""),
         complete=bool(document.get("complete", True)),
         document=json.dumps(document, sort_keys=True, default=str))

@@ -61,7 +61,7 @@ def test_batch_script_of_a_module_job():
     command = shlex.split(script[script.index("/sw/venv"):].replace("\\\n", " "))
     assert command == ["/sw/venv/bin/python", "-E", "-m", "eb_torchperf.cli", "audit",
                        "--python", "python3", "--reference", "/sw/wheel/bin/python",
-                       "--suite", "quick", "--timeout", "300", "--quiet",
+                       "--suite", "quick", "--timeout", "300", "--quiet", "--db", "off",
                        "--out", "/shared/fleet/results/grace.json",
                        "--only", "matmul_fp32", "--pairs", "1"]
 

@@ -60,3 +60,21 @@ def test_a_newer_database_is_refused_in_one_line(tmp_path):
     with pytest.raises(StoreError, match="schema version %d.*upgrade eb_torchperf"
                        % (schema.SCHEMA_VERSION + 1)):
         engines.opened(url)
+
+
+def test_schema_3_recomputes_the_identity_of_stored_audits(db_url):
+    """An audit stored by the EasyBuild hook under schema 2 named the reference
+    environment by the overrides undoing the module; after the upgrade it is what the
+    reference ran with (its probe's env fact), as for a CLI audit (issue 31)."""
+    hooked = variant("2026-12-03T00:00:00+00:00")
+    hooked["options"]["reference_env"] = {"EBROOTPYTORCH": None, "OMP_NUM_THREADS": None}
+    engine = engines.opened(db_url)
+    audit_id, _ = record_document(engine, hooked, from_env("hook", "zen4", env={}))
+    stale = json.dumps([["reference environment", hooked["options"]["reference_env"]]])
+    with engine.begin() as conn:
+        conn.execute(schema.audits.update().values(identity=stale))
+        conn.execute(schema.version_table.update().values(version=2))
+    engine.dispose()
+    (audit,) = history(engines.opened(db_url))
+    assert dict(audit.identity)["reference environment"] == {}
+    assert dict(audit.identity)["host"] == "vm"

@@ -36,6 +36,27 @@ def test_a_slower_build_names_its_rows_with_intervals(db_url):
     assert all(not r.slower for r in second.rows if r.bench != "matmul_fp32")
 
 
+def test_a_hook_audit_is_compared_with_a_cli_audit_of_another_build(db_url):
+    """The EasyBuild hook hands the reference overrides that undo the module (issue 31:
+    its modextravars OMP_NUM_THREADS=1 among them); the reference ran as a CLI audit's
+    did (same probe `env` fact), so the builds are compared."""
+    hooked = variant(NEW, "/sw/PyTorch/bin/python", scale={"matmul_fp32": 0.2})
+    hooked["options"]["reference_env"] = {"EBROOTPYTORCH": None, "OMP_NUM_THREADS": None,
+                                          "PATH": "/usr/bin:/bin", "_ModuleTable001_": "X01"}
+    first, second = _stored(db_url, variant(OLD, "/old/bin/python"), hooked)
+    assert second.reason == ""
+    assert [r.bench for r in second.slower_rows] == ["matmul_fp32"]
+
+
+def test_a_reference_run_with_other_settings_is_not_compared(db_url):
+    threads = variant(NEW, "/new/bin/python")
+    threads["reference"]["facts"]["env"] = {"OMP_NUM_THREADS": "1"}
+    first, second = _stored(db_url, variant(OLD, "/old/bin/python"), threads)
+    assert second.rows == ()
+    assert second.reason == ("the reference environment differs ({'OMP_NUM_THREADS': '1'} "
+                             "against {}): not compared")
+
+
 def test_a_re_audit_of_one_build_is_not_a_previous_build(db_url):
     found = _stored(db_url, variant(OLD), variant(NEW, scale={"matmul_fp32": 0.2}))
     assert [c.previous for c in found] == [None, None]
