@@ -154,13 +154,17 @@ def test_sighup_keeps_the_results_like_sigterm(tmp_path, wheel_python):  # item 
     assert (tmp_path / "run.md").exists()
 
 
-def test_ctrl_c_while_a_worker_hangs_kills_it_and_exits_130(tmp_path, wheel_python):  # 12
+def interrupt_hung_audit(tmp_path, wheel_python, signum, before=lambda mark: None):
+    """Start an audit whose target worker hangs at its 3rd request, call `before(mark)`,
+    send `signum`: the audit must exit 130 at once with one line, results kept; the
+    hang's marker file is returned (its path is in the hung worker's command line)."""
     mark = tmp_path / "hanging"
     python = faulty_python(tmp_path, wheel_python, "hang", at=3, mark=str(mark))
     out = tmp_path / "run.json"
     proc = _audit_process(python, out, "--timeout", "600")
     _wait_for(mark, proc)
-    proc.send_signal(signal.SIGINT)
+    before(mark)
+    proc.send_signal(signum)
     try:  # the old code waited the whole --timeout (600 s) for the hung worker
         _, err = proc.communicate(timeout=120)
     finally:
@@ -169,9 +173,13 @@ def test_ctrl_c_while_a_worker_hangs_kills_it_and_exits_130(tmp_path, wheel_pyth
     assert err.strip().splitlines() == [
         "eb-torchperf: error: audit interrupted (results so far written to %s)" % out]
     assert json.loads(out.read_text())["complete"] is False
+    return mark
 
 
-@pytest.mark.parametrize("step", ["analyse", "write_reports"])
+def test_ctrl_c_while_a_worker_hangs_kills_it_and_exits_130(tmp_path, wheel_python):  # 12
+    interrupt_hung_audit(tmp_path, wheel_python, signal.SIGINT)
+
+
 def test_an_interrupt_after_the_last_measurement_still_reports(tmp_path, monkeypatch, capsys,
                                                                 wheel_python, step):
     from eb_torchperf.workflows import pipeline
