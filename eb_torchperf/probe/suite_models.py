@@ -21,11 +21,9 @@ Each model runs as inference (eval, ``torch.no_grad``) and as one training step
 batches grow with the allowed cores up to TorchBench's (small on 2 cores; CPU_BATCH_CAP);
 CUDA batches are TorchBench-like, inference under bf16 autocast as TorchBench does.
 
-Time-bounded: the rows have ``min_rounds=1`` and their own budget, so a build at 1 %
-still ends (then with one measured iteration per worker pair, and an interval to
-match: none with one pair).  Work per call is in FLOP (2 x multiply-adds; torchvision
-models from the multiply-adds of torchvision's model tables, training = 3 x forward),
-for the absolute rates; relative OPS do not depend on it.
+Time-bounded: ``min_rounds=1`` and their own budget, so a build at 1 % still ends.
+Work per call is in FLOP (2 x multiply-adds; torchvision models from torchvision's
+model tables, training = 3 x forward); relative OPS do not depend on it.
 
 Standard library only at import: torch and torchvision are imported in the target.
 """
@@ -41,9 +39,8 @@ from .registry import Benchmark, register, scaled
 from .suite_gpu import cuda_unavailable
 
 MODELS, FULL = "models", "full"
-#: Rounds of a model row stop once it has used this long in one pair (both sides,
-#: after its one round): a model at 1 % of the wheel still ends.  3.5 s: with alexnet
-#: at batch 16 the 2-core VM's models audit of Debian's torch took 365 s at 4 s.
+#: Rounds of a model row stop once it has used this long in one pair (both sides, after
+#: its one round): a model at 1 % still ends (Debian, 2-core VM: 323 s in all; 4 s: 365).
 MODEL_BUDGET_S = 3.5
 #: The same on CUDA, where a step takes milliseconds: 2 s give tens of rounds.
 CUDA_MODEL_BUDGET_S = 2.0
@@ -363,11 +360,9 @@ MODEL_TABLE = {
 #: the CPU rows run TorchBench's CPU batch sizes (alexnet 16, resnet50 4, a BERT-base
 #: encoder at 4 x 128: issue 26) and many-core nodes are not timing fork-join overhead.
 #: The 2-core sizes stay (a 2-core VM audits Debian's torch at 1-10 % of the wheel in
-#: under 6 minutes), except alexnet's, at 16 everywhere: at batch 4 its classifier GEMMs
-#: are 2 flop/B, where reference BLAS is least far behind, and Debian's alexnet read
-#: 28 / 36 % against 16.9 / 25.0 % timed at batch 16 by hand (1.66x / 1.45x off; at 16:
-#: 18.1 / 20.0 %, within 1.3x; 2-core VM, 2026-12-03, benchmarks/torchbench_batch.py).
-#: The batch is in every row's params (and so in every report).
+#: under 6 minutes), except alexnet's, 16 everywhere: at 4 its 2 flop/B GEMMs put
+#: Debian at 1.45-1.66x its batch-16 figure (docs/many-cores.md).  The batch is in
+#: every row's params (and so in every report).
 CPU_BATCH_CAP = {"alexnet": 1, "mobilenet_v3_large": 8, "resnet50": 4, "regnet_y_400mf": 8,
                  "bert": 2, "dlrm": 2, "gpt": 2}
 #: benchmark name -> (model, mode, device), for the reports' Models table.

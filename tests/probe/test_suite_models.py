@@ -147,7 +147,7 @@ def test_models_suite_plan_and_time_bound():
     layers = {"conv1x1", "conv_depthwise", "conv_train", "batchnorm"}
     assert layers <= full and not layers & quick
     bench = registry.REGISTRY["resnet50_train"]
-    assert (bench.min_rounds, bench.budget_s, bench.family) == (1, 4.0, "model")
+    assert (bench.min_rounds, bench.budget_s, bench.family) == (1, 3.5, "model")
     cuda = [name for name, _ in registry.plan("models", ("cuda",))]
     assert cuda == [n.replace("_infer", "_cuda_infer").replace("_train", "_cuda_train")
                     for n in names]
