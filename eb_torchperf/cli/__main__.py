@@ -2,6 +2,6 @@
 
 import sys
 
-from eb_torchperf.cli.dispatch import main
+from eb_torchperf.cli.dispatch import console_main
 
-sys.exit(main())
+sys.exit(console_main())

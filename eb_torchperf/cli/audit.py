@@ -164,8 +164,8 @@ def store(args, outcome) -> None:
     """Store the saved results JSON in the results database; a database problem is one
     line and never changes the exit status (store.quiet.record_quietly)."""
     path = outcome.results_path
-    if not path or not pathlib.Path(path).is_file():
-        return
+    if not path or not pathlib.Path(path).is_file() or not outcome.result.results:
+        return  # an audit that measured nothing has said so in its error line
     from eb_torchperf.store.context import from_env
     from eb_torchperf.store.quiet import record_quietly
     report = outcome.written.get("html") or ""

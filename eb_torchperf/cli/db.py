@@ -15,6 +15,7 @@ easybuild/torchperf/ is named after that installation when --build is not given)
 """
 
 import os
+import sys
 
 from eb_torchperf.records.findings import EXIT_ERROR, EXIT_OK
 from eb_torchperf.store import engine as engines
@@ -73,8 +74,11 @@ def _import(args, engine) -> int:
                            version=args.version, toolchain=args.toolchain,
                            build=args.build or _installation_build(path))
         for found, audit_id, what in import_paths(engine, [path], context):
-            counts[what.split(":")[0]] += 1
-            print(_outcome_line(found, audit_id, what))
+            kind = what.split(":")[0]
+            counts[kind] += 1
+            # what was not imported is said on stderr, with the exit status
+            print(_outcome_line(found, audit_id, what),
+                  file=sys.stderr if kind in ("refused", "failed") else sys.stdout)
     print("imported %(new)d new, %(already stored)d already stored, %(skipped)d skipped"
           % counts + "".join(", %d %s" % (counts[key], shown_as) for key, shown_as in (
               ("refused", "refused (malformed)"), ("failed", "failed (not imported)"))

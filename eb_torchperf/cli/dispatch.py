@@ -9,10 +9,12 @@ import argparse
 import datetime
 import importlib
 import os
+import signal
 import sys
 import tempfile
 import traceback
 
+from eb_torchperf.measure import interrupts
 from eb_torchperf import __version__
 from eb_torchperf.present import escape
 from eb_torchperf.errors import TorchPerfError
@@ -219,5 +221,17 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
 
 
+def console_main() -> int:
+    """The `eb-torchperf` console script: `main`, then Ctrl-C, SIGTERM, SIGHUP and
+    SIGQUIT ignored until the process has exited.  Inside `main` every interrupt ends
+    in one line (exit 130); once it has returned, all is written and stored, and an
+    interrupt in the interpreter's last instant exited 130 with no line (a fresh
+    user's `timeout -s INT`, 3 of 25 tries): its status is now the audit's own."""
+    status = main()
+    for signum in interrupts.STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -9,6 +9,8 @@ time, as inline SVG charts; the regressions table; a link to each audit's report
 no network is needed to view it.
 """
 
+import argparse
+import datetime
 import sys
 
 from rich.table import Table
@@ -26,8 +28,31 @@ def add_filter_arguments(parser) -> None:
     parser.add_argument("--version", help="version, or a prefix ending in * ('2.*')")
     parser.add_argument("--toolchain", help="toolchain, e.g. foss-2023a")
     parser.add_argument("--node-type", help="node type (Slurm partition)")
-    parser.add_argument("--since", metavar="DATE", help="audits started on or after (UTC)")
-    parser.add_argument("--until", metavar="DATE", help="audits started on or before (UTC)")
+    parser.add_argument("--since", metavar="DATE", type=utc_time,
+                        help="audits started on or after (UTC; 2026-11-01 or 2026-11-01T08:00)")
+    parser.add_argument("--until", metavar="DATE", type=utc_time,
+                        help="audits started on or before (UTC; a date includes its day)")
+
+
+def utc_time(text: str) -> str:
+    """--since/--until: an ISO 8601 date or time, as the stored start times are written
+    ("2026-11-01", "2026-11-01T08:00:00"; a time with an offset is taken to UTC), so
+    that comparing the text compares the times.
+
+    Raises:
+        argparse.ArgumentTypeError: not an ISO date or time ("12/03/2026", "yesterday":
+            compared as text they matched everything or nothing, silently).
+    """
+    try:
+        if len(text) == 10:
+            return datetime.date.fromisoformat(text).isoformat()
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "%r is not an ISO date or time (YYYY-MM-DD or YYYY-MM-DDTHH:MM)" % text) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds")
 
 
 def filters_of(args) -> Filters:

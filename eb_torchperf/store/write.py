@@ -106,13 +106,17 @@ def read_document(path: str) -> dict:
     """The JSON document in `path`.
 
     Raises:
-        DocumentError: not a results document (no target side); UnreadableDocument
-            when unreadable or not JSON, InvalidDocument when `report` would refuse it.
+        DocumentError: not a results document (no target side), or one of an audit that
+            measured nothing (its target did not start: stored, it read "torch ? ...
+            ok" in `history`); UnreadableDocument when unreadable or not JSON,
+            InvalidDocument when `report` would refuse it.
     """
     document = read_json(path, UnreadableDocument)
     if not isinstance(document, dict) or "schema_version" not in document or (
             "target" not in document or "results" not in document):
         raise DocumentError("%s is not an eb-torchperf results document" % path)
+    if not document["target"] or not document["results"]:
+        raise DocumentError("%s holds an audit that measured nothing" % path)
     try:
         AuditResult.from_json(document)  # what `report` refuses is not stored either
     except SchemaError as exc:

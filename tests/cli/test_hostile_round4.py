@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -19,9 +20,9 @@ def test_db_import_of_a_file_that_is_not_json_fails(tmp_path, capsys):
     bad.write_text("not json")  # was: exit 0, "1 skipped", the name printed twice
     database = str(tmp_path / "db.sqlite")
     assert cli.main(["db", "import", str(bad), "--db", database]) == 2
-    assert capsys.readouterr().out == (
-        "failed: %s is not JSON: Expecting value: line 1 column 1 (char 0)\n"
-        "imported 0 new, 0 already stored, 0 skipped, 1 failed (not imported)\n" % bad)
+    printed = capsys.readouterr()  # what failed on stderr, with the exit status
+    assert printed.err == "failed: %s is not JSON: Expecting value: line 1 column 1 (char 0)\n" % bad
+    assert printed.out == "imported 0 new, 0 already stored, 0 skipped, 1 failed (not imported)\n"
 
 
 def test_db_import_stores_the_good_files_and_says_some_failed(tmp_path, capsys):
@@ -31,10 +32,11 @@ def test_db_import_stores_the_good_files_and_says_some_failed(tmp_path, capsys):
     bad.write_text("{")
     database = str(tmp_path / "db.sqlite")
     assert cli.main(["db", "import", str(good), str(bad), "--db", database]) == 2
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "%s: audit 1 (new)" % good
-    assert lines[1].startswith("failed: %s is not JSON: " % bad)
-    assert lines[2] == "imported 1 new, 0 already stored, 0 skipped, 1 failed (not imported)"
+    printed = capsys.readouterr()
+    assert printed.out.splitlines() == [
+        "%s: audit 1 (new)" % good,
+        "imported 1 new, 0 already stored, 0 skipped, 1 failed (not imported)"]
+    assert printed.err.startswith("failed: %s is not JSON: " % bad)
     assert cli.main(["db", "where", "--db", database]) == 0
     assert capsys.readouterr().out == "sqlite:///%s: 1 audits\n" % database
 
@@ -238,3 +240,50 @@ def test_workers_die_with_a_runner_killed_outright(tmp_path, wheel_python):
         os.kill(pid, signal.SIGKILL)
     shutil.rmtree(bundle)
     assert left == []
+
+
+# -- the fresh-user pass after the fixes above (2026-12-03) --------------------------
+
+
+def test_an_interrupt_after_main_returned_is_ignored():
+    # `timeout -s INT` landing after the last line: exit 130 and no line (3 of 25 tries)
+    code = ("import os, signal, sys, time\n"
+            "from eb_torchperf.cli import dispatch\n"
+            "dispatch.main = lambda: 0  # an audit that has finished\n"
+            "status = dispatch.console_main()\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "time.sleep(0.2)\n"
+            "print('exit', status)\n"
+            "sys.exit(status)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "exit 0\n", "")
+
+
+@pytest.mark.parametrize("date", ["notadate", "2026-13-45", "12/03/2026", "yesterday"])
+def test_history_refuses_a_date_that_is_not_iso(tmp_path, capsys, date):
+    # compared as text, they matched nothing ("no stored audit") or everything
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["history", "--since", date, "--db", str(tmp_path / "db.sqlite")])
+    assert exited.value.code == 2
+    assert "is not an ISO date or time" in capsys.readouterr().err
+
+
+def test_history_takes_iso_dates_and_times_as_stored():
+    from eb_torchperf.cli.history import utc_time
+    assert utc_time("2026-11-01") == "2026-11-01"
+    assert utc_time("2026-11-01T08:00") == "2026-11-01T08:00:00"
+    assert utc_time("2026-11-01T10:00+02:00") == "2026-11-01T08:00:00"
+
+
+def test_an_audit_that_measured_nothing_is_not_stored(tmp_path, capsys):
+    # a venv without torch: exit 2 with its line, and it was stored as "torch ? ... ok"
+    pytest.importorskip("sqlalchemy")
+    document = dict(json.loads(GOLDEN.read_text()), target=None, results=[])
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(document))
+    database = str(tmp_path / "db.sqlite")
+    assert cli.main(["db", "import", str(empty), "--db", database]) == 2
+    assert capsys.readouterr().err == "failed: %s holds an audit that measured nothing\n" % empty
+    assert cli.main(["db", "where", "--db", database]) == 0
+    assert capsys.readouterr().out == "sqlite:///%s: 0 audits\n" % database
