@@ -180,6 +180,7 @@ def test_ctrl_c_while_a_worker_hangs_kills_it_and_exits_130(tmp_path, wheel_pyth
     interrupt_hung_audit(tmp_path, wheel_python, signal.SIGINT)
 
 
+@pytest.mark.parametrize("step", ["analyse", "write_reports"])
 def test_an_interrupt_after_the_last_measurement_still_reports(tmp_path, monkeypatch, capsys,
                                                                 wheel_python, step):
     from eb_torchperf.workflows import pipeline

@@ -67,7 +67,7 @@ def test_sdist_and_wheel_carry_hooks_templates_and_data(dist):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert set(PACKAGE_FILES) <= names
     entry_points = zipfile.ZipFile(wheel).read("eb_torchperf-0.1.0.dist-info/entry_points.txt")
-    assert b"eb-torchperf = eb_torchperf.cli:main" in entry_points
+    assert b"eb-torchperf = eb_torchperf.cli:console_main" in entry_points
     assert b"torchperf_post_sanitycheck" in entry_points
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
