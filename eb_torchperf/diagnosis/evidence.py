@@ -29,8 +29,9 @@ PEAK_ERROR = check_bound(Bound(1.0, -0.85, None, "fraction of nominal peak"))
 PEAK_WARNING = check_bound(Bound(1.0, -0.60, None, "fraction of nominal peak"))
 
 
-def bench_label(comparison: Comparison) -> str:
-    """"matmul_fp32 n=512": benchmark name and parameters (an evidence key)."""
+def bench_label(comparison) -> str:
+    """"matmul_fp32 n=512": benchmark name and parameters (an evidence key) of a
+    Comparison, or of anything with .bench and .params (a trial row)."""
     params = " ".join("%s=%s" % (k, v) for k, v in comparison.params.items())
     return comparison.bench + (" " + params if params else "")
 

@@ -15,6 +15,7 @@ import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
 from eb_torchperf.diagnosis.differences import Difference
+from eb_torchperf.diagnosis.evidence import bench_label
 from eb_torchperf.present.units import format_percent
 from eb_torchperf.records.findings import Finding
 from eb_torchperf.records.measurements import AuditResult
@@ -112,19 +113,13 @@ def is_difference_trial(result: TrialResult) -> bool:
     return any(r.startswith(PREFIX) for r in result.trial.remedy_ids)
 
 
-def row_label(row: TrialRow) -> str:
-    """"thread_scaling n=512 threads=all": as diagnosis.evidence.bench_label."""
-    params = " ".join("%s=%s" % kv for kv in row.params.items())
-    return row.bench + (" " + params if params else "")
-
-
 def finding_rows(result: TrialResult, finding: Finding) -> TrialResult:
     """The trial with only the rows `finding` named slow (its rows, the rows under a
     slow geometric mean, the first CUDA call), judged again on them: a trial re-runs
     whole benchmarks, and thread_scaling threads=1 at 101 % -> 99 % is no recovery."""
     named = finding.evidence.get("rows") or []
     wanted = {r.get("row") for r in named} | {n for r in named for n in r.get("rows_below") or []}
-    kept = tuple(r for r in result.rows if row_label(r) in wanted)
+    kept = tuple(r for r in result.rows if bench_label(r) in wanted)
     if not kept or len(kept) == len(result.rows):
         return result
     return dataclasses.replace(result, rows=kept, verdict=judge(result.applied, result.error, kept))
@@ -136,7 +131,7 @@ def cause_text(result: TrialResult) -> str:
     names every difference ("A and B together: ...")."""
     names = [r.bench for r in result.rows]
     figures = ", ".join("%s %s -> %s" % (
-        r.bench if names.count(r.bench) == 1 else row_label(r),
+        r.bench if names.count(r.bench) == 1 else bench_label(r),
         format_percent(r.before, 0), format_percent(r.after, 0)) for r in result.rows)
     keys = [r[len(PREFIX):] for r in result.trial.remedy_ids]
     name = keys[0] if len(keys) == 1 else " and ".join(keys) + " together"
