@@ -18,7 +18,8 @@ from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeRes
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
     MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores)
-from eb_torchperf.measure.runner import ProbeBundle, Worker
+from eb_torchperf.measure.extra_pairs import extra_plan, row_key
+from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange
 from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.probe import contention as counters
@@ -45,10 +46,17 @@ class _Failed(Exception):
 
 
 def _request(side: _Side, op: str, options: RunnerOptions, **fields) -> dict:
-    reply = side.worker.request(op, options.request_timeout_s, **fields)
-    if not reply.get("ok"):
-        raise _Failed(side, "%s: %s" % (reply.get("exc_type"), reply.get("message")))
-    return reply
+    return _request_all([side], op, options, **fields)[0]
+
+
+def _request_all(sides: List[_Side], op: str, options: RunnerOptions, **fields) -> List[dict]:
+    """`op` on every side at once (runner.exchange), the replies in order; _Failed for
+    the first side that answered ok: false, once all have answered."""
+    replies = exchange([s.worker for s in sides], op, options.request_timeout_s, **fields)
+    for side, reply in zip(sides, replies):
+        if not reply.get("ok"):
+            raise _Failed(side, "%s: %s" % (reply.get("exc_type"), reply.get("message")))
+    return replies
 
 
 class AuditRun:
@@ -69,8 +77,8 @@ class AuditRun:
             (`--reference-env VAR=VALUE`).
         worker_factory: callable(python, bundle_dir, label, env, start_timeout_s) -> a
             Worker-like object (tests inject fakes).
-        judge: callable(target results, reference results, target_half_width) -> the
-            interval half-width of a row that needs another pair, or None; the caller
+        judge: callable(target results, reference results, target_half_width) -> None
+            for a decided row, else a sort key (lower: more pairs first); the caller
             passes analysis.compare.needs_more_pairs (this layer does no statistics).
             None: no extra pairs.
     """
@@ -248,31 +256,16 @@ class AuditRun:
         return conditions
 
     def _extra_plan(self, started: float) -> List[Tuple[str, dict]]:
-        """The rows an extra pair measures: those still wider than the target, widest
-        first, as many as the time left allows (measured cost per row); [] to stop."""
+        """The rows the next extra pair measures (measure.extra_pairs); [] to stop."""
         opts = self.options
         if len(self.sides) < 2 or opts.row_budget_s is None or self.judge is None:
             return []
-        failed = {(e.get("bench"), registry.params_json(e.get("params") or {}))
-                  for e in self.errors if e.get("bench")}
-        wide = []
-        for name, params in self.plan:
-            key = (name, registry.params_json(params))
-            mine = [r for r in self.results if (r.bench, registry.params_json(r.params)) == key]
-            if key in failed or key not in self._cost or not mine:
-                continue
-            half = self.judge([r for r in mine if r.side == "target"],
-                              [r for r in mine if r.side == "reference"], opts.target_half_width)
-            if half is not None:
-                wide.append((half, key))
+        failed = {row_key(e["bench"], e.get("params") or {}) for e in self.errors
+                  if e.get("bench")}
         budget = max(opts.row_budget_s * len(self.plan), opts.min_audit_budget_s)
         left = budget - (time.monotonic() - started) - self._start_cost
-        chosen = set()
-        for half, key in sorted(wide, key=lambda item: -item[0]):
-            if self._cost[key] <= left:
-                chosen.add(key)
-                left -= self._cost[key]
-        return [(n, p) for n, p in self.plan if (n, registry.params_json(p)) in chosen]
+        return extra_plan(self.plan, self.results, failed, self._cost, self.judge,
+                          opts.target_half_width, left)
 
     def _run_pair(self, bundle_dir: str, pair: int, plan: List[Tuple[str, dict]]) -> None:
         began = time.monotonic()
@@ -291,7 +284,7 @@ class AuditRun:
             runnable = self._available_sides(name, params, pair)
             if runnable:
                 self._measure(name, params, pair, runnable)
-            key = (name, registry.params_json(params))
+            key = row_key(name, params)
             self._cost[key] = max(self._cost.get(key, 0.0), time.monotonic() - began)
 
     def _available_sides(self, name: str, params: dict, pair: int) -> List[_Side]:
@@ -312,16 +305,17 @@ class AuditRun:
         load = {s.label: {} for s in sides}
         kernels = {}
         numerics = {}
-        # Odd pairs mirror the order (prepare, then A B B A ... from the other side): the
-        # side that prepares last is the warmer one, and with an odd number of rounds the
-        # first side runs once more; mirroring cancels both over pairs.
+        # Both sides prepare at once (half the wall time of one after the other); odd
+        # pairs mirror the order of the rounds (A B B A ... from the other side): with an
+        # odd number of rounds the first side runs once more, mirroring cancels it.
         ordered = sides if pair % 2 == 0 else list(reversed(sides))
         try:
-            for side in ordered:
-                prep = _request(side, "prepare", opts, bench=name, params=params,
-                                min_sample_s=opts.min_sample_s, kernels=pair == 0)
+            preps = _request_all(ordered, "prepare", opts, bench=name, params=params,
+                                 min_sample_s=opts.min_sample_s, kernels=pair == 0)
+            for side, prep in zip(ordered, preps):
                 numbers[side.label] = prep["number"]
                 kernels[side.label] = tuple(prep.get("kernels") or ())
+            time.sleep(opts.settle_s)
             self._rounds(name, params, ordered, numbers, blocks, extra, load)
             if pair == 0:
                 numerics = self._numerics(name, params, ordered)

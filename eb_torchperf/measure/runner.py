@@ -19,7 +19,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from eb_torchperf.errors import ConfigError, ProbeError
 from eb_torchperf.measure.environ import apply_overrides
@@ -208,13 +208,26 @@ class Worker:
         Raises:
             ProbeError: the worker died, or gave no reply within timeout_s (it is killed).
         """
+        return self.receive(timeout_s, self.send(op, **fields))
+
+    def send(self, op: str, **fields) -> str:
+        """Send one request without waiting; returns what it asks for, for `receive`'s
+        messages.  Every send must be followed by one receive, in order."""
         line = json.dumps(dict(fields, op=op)) + "\n"
         try:
             self.proc.stdin.write(line.encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            pass  # the read below reports the death with its exit status
-        return self._read_reply(timeout_s, op + (" " + fields["bench"] if "bench" in fields else ""))
+            pass  # the read in receive reports the death with its exit status
+        return op + (" " + fields["bench"] if "bench" in fields else "")
+
+    def receive(self, timeout_s: float, what: str) -> dict:
+        """The reply to the oldest request sent and not yet received.
+
+        Raises:
+            ProbeError: the worker died, or gave no reply within timeout_s (it is killed).
+        """
+        return self._read_reply(timeout_s, what)
 
     def _read_reply(self, timeout_s: float, what: str) -> dict:
         deadline = time.monotonic() + timeout_s
@@ -320,3 +333,17 @@ def run_probe(python: str, timeout_s: float = DEFAULT_START_TIMEOUT_S,
     if not reply.get("ok"):
         raise ProbeError("%s: facts failed: %s" % (python, reply.get("message")))
     return reply["facts"]
+
+
+def exchange(workers: Sequence, op: str, timeout_s: float, **fields) -> List[dict]:
+    """Send `op` to every worker, then read each reply: the workers run it at the same
+    time (prepare: both sides' set-up, calibration and warm-up overlap).  Workers
+    without `send` (test doubles) are asked one after the other.
+
+    Raises:
+        ProbeError: a worker died or gave no reply within timeout_s.
+    """
+    if not all(hasattr(w, "send") for w in workers):
+        return [w.request(op, timeout_s, **fields) for w in workers]
+    asked = [w.send(op, **fields) for w in workers]
+    return [w.receive(timeout_s, what) for w, what in zip(workers, asked)]
