@@ -18,9 +18,7 @@ BenchResult.contention:
   threads (a target pinned to one core with many threads waits for itself: that is
   its misconfiguration, not a busy host); where the kernel has no schedstat,
   /proc/stat procs_running (system-wide, read before and after each block) less the
-  audit's own runnable threads, minus the host's CPUs;
-- pauses: pauses per block before timing, while the pool's threads were stacked on
-  shared CPUs (probe.timing.placed_warm_up); not contention, kept as evidence.
+  audit's own runnable threads, minus the host's CPUs.
 Thresholds (`contended`) are module constants; a share counts only beyond its
 tick_noise.
 """
@@ -65,8 +63,6 @@ def fractions(raw: Mapping[str, float]) -> Dict[str, float]:
     runq = _runq(raw, wall)
     if runq is not None:
         out["runq"] = runq
-    if raw.get("blocks") and "pauses" in raw:
-        out["pauses"] = raw["pauses"] / raw["blocks"]
     return {k: round(v, 4) for k, v in out.items()}
 
 

@@ -94,54 +94,6 @@ def warm_up(fn: Callable[[], object], warmup_s: float, per_call_s: float,
     return calls
 
 
-#: A warm-up whose last call took at least this many times the process's best call of
-#: the row ran with its OpenMP threads stacked (see placed_warm_up).
-STACKED_FACTOR = 2.0
-#: Pause after a stacked warm-up: longer than GNU OpenMP spins after a parallel region
-#: (5-10 ms on the H200 host, 2026-12-03), so every pool thread sleeps and is placed
-#: afresh when the next region wakes it.
-REPLACE_PAUSE_S = 0.02
-#: Pauses before a block at most; then the block is measured as it runs.
-MAX_PAUSES = 3
-
-
-def placed_warm_up(fn: Callable[[], object], warmup_s: float, per_call_s: float,
-                   best_call_s: float, timer: Callable[[], float] = time.perf_counter,
-                   sleep: Callable[[float], None] = time.sleep) -> int:
-    """warm_up on the CPU, again after a pause while the pool's threads are stacked;
-    returns the pauses made (0 to MAX_PAUSES).
-
-    Why (H200 host, 16 vCPUs, idle, 2026-12-03): in 9-18 % of all-core blocks every call
-    took a near-fixed 8 ms (matmul 1024^2: 1.8 ms otherwise, gelu 0.5 ms): two threads
-    of the pool shared one CPU, which the scheduler time-slices at its 4 ms tick, and
-    the spinning pool kept them there for the whole block; the next block, after the
-    threads slept, ran normally.  With OMP_WAIT_POLICY=passive (threads sleep at every
-    barrier) 0 of 324 blocks stalled.  Such a block measures where the kernel put the
-    threads, not the build: a pause lets the pool sleep and be placed again.  The test
-    is the warm-up's last call (the first calls after idling are slow anyway) against
-    `best_call_s`, the fastest per-call time this process has shown for the row, so a
-    build that is slow in every block is measured as slow.
-    """
-    for pauses in range(MAX_PAUSES + 1):
-        last = _warm_up_last_call(fn, warmup_s, per_call_s, timer)
-        if last is None or pauses == MAX_PAUSES or last < STACKED_FACTOR * best_call_s:
-            return pauses
-        sleep(REPLACE_PAUSE_S)
-    return MAX_PAUSES
-
-
-def _warm_up_last_call(fn, warmup_s, per_call_s, timer) -> Optional[float]:
-    """warm_up without a device; the seconds of its last call (None: no call made)."""
-    if warmup_s <= 0 or per_call_s >= WARMUP_SKIP_CALL_S:
-        return None
-    last, start = None, timer()
-    while timer() - start < warmup_s:
-        began = timer()
-        fn()
-        last = timer() - began
-    return last
-
-
 def measure_block(fn: Callable[[], object], number: int, block_s: float,
                   min_samples: int = 1,
                   timer: Callable[[], float] = time.perf_counter,

@@ -38,9 +38,6 @@ class WorkerState:
         self.key = None
         self.fn = None
         self.per_call_s = None
-        #: fastest per-call seconds of the prepared row in this process (calibration,
-        #: then each block's median): timing.placed_warm_up's yardstick
-        self.best_call_s = None
 
     def drop(self):
         """Forget the prepared benchmark; a callable with `.close()` (e.g. a process
@@ -134,7 +131,7 @@ def op_prepare(state, req):
         reply = {"number": number, "per_call_s": per_call}
         if req.get("kernels") and bench.records_kernels:
             reply["kernels"] = _kernels(state.torch, fn)
-    state.key, state.per_call_s, state.best_call_s = _key(req), per_call, per_call
+    state.key, state.per_call_s = _key(req), per_call
     return reply
 
 
@@ -172,19 +169,13 @@ def op_run(state, req):
     after_sample, extra = _extra_collector(state.fn)
     exclude = tuple(req.get("exclude_pids") or ())
     before = contention.snapshot(exclude_pids=exclude)
-    pauses = 0
     with pinned_threads(state.torch, req.get("params", {})), calling_thread_on(req.get("cpu_slot")):
-        if sync is None:
-            pauses = timing.placed_warm_up(state.fn, req.get("warmup_s", 0.02),
-                                           state.per_call_s, state.best_call_s)
-        else:
-            timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
+        timing.warm_up(state.fn, req.get("warmup_s", 0.02), state.per_call_s, sync=sync)
         times = timing.measure_block(state.fn, req["number"], req.get("block_s", 0.05),
                                      req.get("min_samples", 1), sync=sync,
                                      after_sample=after_sample)
-    state.best_call_s = min(state.best_call_s, sorted(times)[len(times) // 2])
-    load = contention.delta(before, contention.snapshot(exclude_pids=exclude))
-    reply = {"times_s": times, "contention": dict(load, pauses=pauses) if load else load}
+    reply = {"times_s": times, "contention": contention.delta(
+        before, contention.snapshot(exclude_pids=exclude))}
     if extra:
         reply["extra_s"] = extra
     return reply
