@@ -299,26 +299,15 @@ class AuditRun:
         return sides
 
     def _measure(self, name: str, params: dict, pair: int, sides: List[_Side]) -> None:
-        opts = self.options
-        numbers, blocks = {}, {s.label: [] for s in sides}
+        blocks = {s.label: [] for s in sides}
         extra = {s.label: {} for s in sides}
         load = {s.label: {} for s in sides}
-        kernels = {}
         numerics = {}
-        # CPU rows: both sides prepare at once (half the wall time); GPU rows one after
-        # the other (an A/A conv_cuda row prepared at once on one GPU read 66 % over 4
-        # pairs).  Odd pairs mirror the order (A B B A ... from the other side): with an
-        # odd number of rounds the first side runs once more, mirroring cancels it.
+        # Odd pairs mirror the order (A B B A ... from the other side): the first side
+        # runs once more, mirroring cancels it.
         ordered = sides if pair % 2 == 0 else list(reversed(sides))
-        at_once = [ordered] if registry.REGISTRY[name].device == "cpu" else [[s] for s in ordered]
         try:
-            preps = [p for group in at_once for p in _request_all(
-                group, "prepare", opts, bench=name, params=params,
-                min_sample_s=opts.min_sample_s, kernels=pair == 0)]
-            for side, prep in zip(ordered, preps):
-                numbers[side.label] = prep["number"]
-                kernels[side.label] = tuple(prep.get("kernels") or ())
-            time.sleep(opts.settle_s)
+            numbers, kernels = self._prepare(name, params, pair, ordered)
             self._rounds(name, params, ordered, numbers, blocks, extra, load)
             if pair == 0:
                 numerics = self._numerics(name, params, ordered)
@@ -338,6 +327,19 @@ class AuditRun:
                 extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()},
                 kernels=kernels[side.label], contention=busy.fractions(load[side.label]),
                 numerics=numerics.get(side.label, {})))
+
+    def _prepare(self, name: str, params: dict, pair: int, ordered: List[_Side]):
+        """({label: calls per sample}, {label: kernels}) of the row prepared on every side:
+        CPU rows of 2+ pair audits on both at once (half the wall time); GPU rows in turn
+        (an A/A conv_cuda row prepared at once read 66 %), one-pair audits too."""
+        opts = self.options
+        together = registry.REGISTRY[name].device == "cpu" and opts.pairs > 1
+        preps = [p for group in ([ordered] if together else [[s] for s in ordered])
+                 for p in _request_all(group, "prepare", opts, bench=name, params=params,
+                                       min_sample_s=opts.min_sample_s, kernels=pair == 0)]
+        time.sleep(opts.settle_s)
+        return ({s.label: p["number"] for s, p in zip(ordered, preps)},
+                {s.label: tuple(p.get("kernels") or ()) for s, p in zip(ordered, preps)})
 
     def _numerics(self, name: str, params: dict, sides: List[_Side]) -> Dict[str, dict]:
         """Each side's numerics of the row (probe.worker.op_numerics), after its timed

@@ -107,9 +107,9 @@ class ConcurrentFakeWorker:
         return self.receive(timeout_s, self.send(op, **fields))
 
 
-def _prepare_log(only):
+def _prepare_log(only, pairs=2):
     log = []
-    options = RunnerOptions(pairs=1, block_s=0.001, warmup_s=0.0, settle_s=0.0,
+    options = RunnerOptions(pairs=pairs, block_s=0.001, warmup_s=0.0, settle_s=0.0,
                             min_rounds=1, max_rounds=1)
     AuditRun("/t", "/r", "quick", options, only=only, devices=("cpu", "cuda"),
              worker_factory=lambda *a: ConcurrentFakeWorker(log, *a)).run()
@@ -117,8 +117,13 @@ def _prepare_log(only):
 
 
 def test_cpu_rows_prepare_on_both_sides_at_once_gpu_rows_in_turn():
-    assert _prepare_log(["matmul_fp32"]) == [("send", "target"), ("send", "reference"),
-                                             ("receive", "target"), ("receive", "reference")]
-    gpu = _prepare_log(["copy_d2d"])
-    assert gpu == [("send", "target"), ("receive", "target"),
-                   ("send", "reference"), ("receive", "reference")]
+    both = [("send", "target"), ("send", "reference"),
+            ("receive", "target"), ("receive", "reference")]
+    mirrored = [("send", "reference"), ("send", "target"),
+                ("receive", "reference"), ("receive", "target")]
+    assert _prepare_log(["matmul_fp32"]) == both + mirrored
+    in_turn = [("send", "target"), ("receive", "target"),
+               ("send", "reference"), ("receive", "reference")]
+    assert _prepare_log(["copy_d2d"], pairs=1) == in_turn
+    # one pair: nothing mirrors the first block, so the sides prepare in turn as before
+    assert _prepare_log(["matmul_fp32"], pairs=1) == in_turn
