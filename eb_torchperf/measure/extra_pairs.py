@@ -4,21 +4,21 @@ After the suite's first pairs, rows the judge (analysis.compare.needs_more_pairs
 wants more of get extra pairs while the audit's time budget lasts.  The judge ranks
 them: rows that are still inconclusive come before rows that are only wider than the
 ±5 % target, and within each the narrowest first, because it needs the fewest pairs
-to decide.  On the idle H200 host (2026-12-03) the budget bought 4-6 pairs per row when
+to decide.  On the idle 2-core VM (2026-12-03) the budget bought 4-6 pairs per row when
 every wide row got each pair widest first: the rows at ±10-14 % stayed inconclusive
 while rows already decided narrowed from ±9 to ±6 %.
 """
 
 from typing import Callable, Dict, Iterable, List, Sequence, Set, Tuple
 
-from eb_torchperf.probe import registry
+from eb_torchperf.records.measurements import params_key
 
-Key = Tuple[str, str]  # (bench, params JSON)
+Key = Tuple[str, str]  # (bench, canonical params): BenchResult.key
 
 
 def row_key(name: str, params: dict) -> Key:
-    """A row's identity: its benchmark name and canonical params JSON."""
-    return name, registry.params_json(params)
+    """A planned row's identity, as BenchResult.key gives it for a result."""
+    return name, params_key(params)
 
 
 def extra_plan(plan: Sequence[Tuple[str, dict]], results: Iterable, failed: Set[Key],
@@ -36,7 +36,7 @@ def extra_plan(plan: Sequence[Tuple[str, dict]], results: Iterable, failed: Set[
     """
     by_row: Dict[Key, list] = {}
     for r in results:
-        by_row.setdefault(row_key(r.bench, r.params), []).append(r)
+        by_row.setdefault(r.key, []).append(r)
     wanted = []
     for name, params in plan:
         key = row_key(name, params)

@@ -181,7 +181,7 @@ class Worker:
 
     def wait_started(self) -> dict:
         """Wait for the hello of a spawned worker; see start()."""
-        reply = self._read_reply(self.start_timeout_s, "starting (import torch)")
+        reply = self.receive(self.start_timeout_s, "starting (import torch)")
         if not reply.get("ok"):
             self.kill()
             raise ProbeError("%s %s: %s failed: %s: %s%s" % (
@@ -222,14 +222,13 @@ class Worker:
         return op + (" " + fields["bench"] if "bench" in fields else "")
 
     def receive(self, timeout_s: float, what: str) -> dict:
-        """The reply to the oldest request sent and not yet received.
+        """The reply to the oldest request sent and not yet received (`what` names it
+        in the errors).
 
         Raises:
-            ProbeError: the worker died, or gave no reply within timeout_s (it is killed).
+            ProbeError: the worker died, gave no reply within timeout_s, or sent a line
+                that is not a JSON reply (it is killed).
         """
-        return self._read_reply(timeout_s, what)
-
-    def _read_reply(self, timeout_s: float, what: str) -> dict:
         deadline = time.monotonic() + timeout_s
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
