@@ -18,7 +18,9 @@ BenchResult.contention:
   threads (a target pinned to one core with many threads waits for itself: that is
   its misconfiguration, not a busy host); where the kernel has no schedstat,
   /proc/stat procs_running (system-wide, read before and after each block) less the
-  audit's own runnable threads, minus the host's CPUs.
+  audit's own runnable threads, minus the host's CPUs;
+- stalled: blocks measured again per block (probe.timing.stalled: a block at 2.5x its
+  worker's best or slower), evidence of a host that stalls the workers' threads.
 Thresholds (`contended`) are module constants; a share counts only beyond its
 tick_noise.
 """
@@ -60,6 +62,8 @@ def fractions(raw: Mapping[str, float]) -> Dict[str, float]:
     if raw.get("blocks") and "busy_ticks" in raw:
         ticks = wall * cpus / tick
         out["tick_noise"] = min(1.0, math.sqrt(raw["blocks"] * cpus + ticks) / ticks)
+    if "stalled_blocks" in raw and raw.get("blocks"):
+        out["stalled"] = raw["stalled_blocks"] / raw["blocks"]
     runq = _runq(raw, wall)
     if runq is not None:
         out["runq"] = runq

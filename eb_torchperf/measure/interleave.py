@@ -17,13 +17,12 @@ from eb_torchperf.records.findings import INTERRUPTED, INTERRUPTED_KIND
 from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeResult
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
-    MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores)
+    MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores, prepare_together)
 from eb_torchperf.measure.extra_pairs import extra_plan, row_key
 from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange
 from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.probe import contention as counters
-
 
 
 @dataclasses.dataclass
@@ -330,10 +329,9 @@ class AuditRun:
 
     def _prepare(self, name: str, params: dict, pair: int, ordered: List[_Side]):
         """({label: calls per sample}, {label: kernels}) of the row prepared on every side:
-        CPU rows of 2+ pair audits on both at once (half the wall time); GPU rows in turn
-        (an A/A conv_cuda row prepared at once read 66 %), one-pair audits too."""
+        at once where options.prepare_together says so, else in turn."""
         opts = self.options
-        together = registry.REGISTRY[name].device == "cpu" and opts.pairs > 1
+        together = prepare_together(registry.REGISTRY[name].device, opts.pairs)
         preps = [p for group in ([ordered] if together else [[s] for s in ordered])
                  for p in _request_all(group, "prepare", opts, bench=name, params=params,
                                        min_sample_s=opts.min_sample_s, kernels=pair == 0)]
@@ -379,7 +377,8 @@ class AuditRun:
                 reply = _request(side, "run", opts, bench=name, params=params,
                                  number=numbers[side.label], warmup_s=opts.warmup_s,
                                  block_s=opts.block_s, exclude_pids=pids[side.label],
-                                 **fields)
+                                 stall_retries=opts.stall_retries,
+                                 spread_threads=opts.spread_threads, **fields)
                 blocks[side.label].append(reply["times_s"])
                 if isinstance(reply.get("contention"), dict):
                     load[side.label] = counters.add(load[side.label], reply["contention"])

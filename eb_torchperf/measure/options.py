@@ -50,6 +50,12 @@ class RunnerOptions:
         zygote_pairs: pairs forked from one zygote before a fresh zygote replaces it
             (what is fixed at import, such as library load addresses, is then sampled
             too: docs/measurement.md).
+        stall_retries: a block that ran at STALL_FACTOR x its worker's best block of the
+            row or slower is measured again, up to this many times
+            (probe.timing.stalled; the count is kept as BenchResult.contention
+            "stalled"); 0: never.
+        spread_threads: the threads that run a multi-threaded CPU row's block are bound
+            one per allowed CPU for the block, alike on both sides (probe.placement).
         wait_idle_s: before the first pair, wait up to this long for the allowed CPUs
             to be idle (measure.contention.wait_idle); None: measure at once.
     """
@@ -73,11 +79,15 @@ class RunnerOptions:
     rotate_cpus: bool = True
     fork: bool = True
     zygote_pairs: int = 4
+    stall_retries: int = 2
+    spread_threads: bool = True
     wait_idle_s: Optional[float] = None
 
     def __post_init__(self):
         if self.zygote_pairs < 1:
             raise ValueError("zygote_pairs must be >= 1 (zygote_pairs=%d)" % self.zygote_pairs)
+        if self.stall_retries < 0:
+            raise ValueError("stall_retries must be >= 0 (stall_retries=%d)" % self.stall_retries)
         if self.pairs < 1 or self.min_rounds < 1 or self.max_rounds < self.min_rounds:
             raise ValueError("pairs and min_rounds must be >= 1, max_rounds >= min_rounds "
                              "(pairs=%d, min_rounds=%d, max_rounds=%d)"
@@ -125,3 +135,32 @@ SUITE_OPTIONS = {
 def allowed_cores() -> int:
     """CPUs this process may run on (the workers inherit it): the `threads: all` count."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+
+#: Hosts with at most this many allowed CPUs are "small": there both sides prepare a
+#: CPU row at once.
+#: On the 2-core VM preparing at once halved the time spent preparing (33 s of a 65 s
+#: quick A/A went to preparing in turn) for 101-113 row-pairs instead of 88, with no
+#: stalled blocks.  On the 16-core H200 host, idle (2026-12-03, docs/measurement.md),
+#: all-core blocks stalled (every call at ~8 ms, two scheduler ticks): 28 % and 51 % of
+#: the first round's blocks (first and second side) and 12-18 % of the second round's
+#: with both sides prepared at once; 12 %, 7 % and 4 % of rounds 1-3 prepared in turn;
+#: 1-4 % prepared in turn with the block's threads spread one per CPU
+#: (probe.placement, on every host).
+SMALL_HOST_CORES = 4
+
+
+def small_host(cores: Optional[int] = None) -> bool:
+    """True for at most SMALL_HOST_CORES allowed CPUs (`cores`, default allowed_cores)."""
+    return (allowed_cores() if cores is None else cores) <= SMALL_HOST_CORES
+
+
+def prepare_together(device: str, pairs: int, cores: Optional[int] = None) -> bool:
+    """Whether both sides prepare a row at once: CPU rows of audits of 2+ pairs on small
+    hosts (small_host).  In turn otherwise: on many cores both pools at once put twice
+    the CPUs' threads on the CPUs and the next blocks stall; GPU rows (an A/A conv_cuda
+    row prepared at once on one GPU read 66 %); one-pair audits (no mirrored pair evens
+    out the first block: CI's one-pair A/A install test read 84 %)."""
+    return device == "cpu" and pairs > 1 and small_host(cores)
+

@@ -4,6 +4,7 @@ Pure stdlib; the clock and the device synchronisation are injected so tests can 
 a fake timer (the torch.utils.benchmark `_timer_cls` idea).
 """
 
+import statistics
 import time
 from typing import Callable, List, Optional, Tuple
 
@@ -115,3 +116,22 @@ def measure_block(fn: Callable[[], object], number: int, block_s: float,
         if after_sample is not None:
             after_sample()
     return samples
+
+
+#: A block whose median call took at least this many times the process's best block of
+#: the same benchmark is measured again (probe.worker): on the 16-core H200 host,
+#: idle, 9-18 % of all-core blocks ran every call at a near-fixed 8 ms (two 4 ms
+#: scheduler ticks; matmul 1024^2 1.8 ms, LayerNorm 0.3 ms otherwise) and such blocks
+#: decided whole pairs (an A/A embedding_bag pair read 4130 %, docs/measurement.md).
+#: 2.5: one-thread rows moved between the 2-core VM's vCPUs differ by up to 1.9x.
+STALL_FACTOR = 2.5
+
+
+def stalled(samples: List[float], best_s: Optional[float]) -> bool:
+    """True when the median of a block's `samples` (seconds per call) is at least
+    STALL_FACTOR x `best_s`, the process's best block so far; never for calls of
+    WARMUP_SKIP_CALL_S or longer (a whole model: one more block costs seconds) or
+    without a best."""
+    if not samples or best_s is None or best_s >= WARMUP_SKIP_CALL_S:
+        return False
+    return statistics.median(samples) >= STALL_FACTOR * best_s

@@ -41,6 +41,17 @@ def test_fractions_subtract_own_and_excluded_time():
     assert busy.fractions({}) == {} and busy.fractions({"wall": 0.0, "cpus": 2}) == {}
 
 
+def test_stalled_blocks_are_a_share_of_the_blocks_and_not_load():
+    # two run replies summed: 3 blocks measured again over 2 timed blocks
+    raw = counters.add({"wall": 0.5, "cpus": 16, "own_cpu": 4.0, "blocks": 1,
+                        "stalled_blocks": 1},
+                       {"wall": 0.5, "cpus": 16, "own_cpu": 4.0, "blocks": 1,
+                        "stalled_blocks": 2})
+    out = busy.fractions(raw)
+    assert out["stalled"] == pytest.approx(1.5)
+    assert not busy.contended(out)  # evidence of a stalling host, not other processes
+
+
 def test_missing_counters_are_left_out_not_zero():
     out = busy.fractions({"wall": 2.0, "cpus": 4, "own_cpu": 1.0})
     assert out == {"self_cpu": 0.5}

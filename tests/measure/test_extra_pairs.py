@@ -6,6 +6,7 @@ import math
 from eb_torchperf.analysis.compare import needs_more_pairs
 from eb_torchperf.measure.extra_pairs import extra_plan, row_key
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
+from eb_torchperf.measure import options as options_mod
 from eb_torchperf.records.measurements import BenchResult
 
 PLAN = [("matmul_fp32", {"n": 512}), ("layernorm", {}), ("gelu", {}), ("dispatch", {})]
@@ -116,7 +117,8 @@ def _prepare_log(only, pairs=2):
     return [(what, side) for what, side, op in log if op == "prepare"]
 
 
-def test_cpu_rows_prepare_on_both_sides_at_once_gpu_rows_in_turn():
+def test_cpu_rows_prepare_on_both_sides_at_once_gpu_rows_in_turn(monkeypatch):
+    monkeypatch.setattr(options_mod, "allowed_cores", lambda: 2)
     both = [("send", "target"), ("send", "reference"),
             ("receive", "target"), ("receive", "reference")]
     mirrored = [("send", "reference"), ("send", "target"),
@@ -127,3 +129,14 @@ def test_cpu_rows_prepare_on_both_sides_at_once_gpu_rows_in_turn():
     assert _prepare_log(["copy_d2d"], pairs=1) == in_turn
     # one pair: nothing mirrors the first block, so the sides prepare in turn as before
     assert _prepare_log(["matmul_fp32"], pairs=1) == in_turn
+    # a many-core host: both pools at once stacked the next blocks' threads (H200)
+    monkeypatch.setattr(options_mod, "allowed_cores", lambda: 16)
+    assert _prepare_log(["matmul_fp32"])[:4] == in_turn
+
+
+def test_prepare_together_only_for_cpu_rows_of_several_pairs_on_small_hosts():
+    assert options_mod.prepare_together("cpu", 3, cores=options_mod.SMALL_HOST_CORES)
+    assert not options_mod.prepare_together("cpu", 3, cores=16)
+    assert not options_mod.prepare_together("cuda", 3, cores=2)
+    assert not options_mod.prepare_together("cpu", 1, cores=2)
+

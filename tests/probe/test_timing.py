@@ -117,3 +117,14 @@ def test_measure_block_calls_after_sample_once_per_sample():
     samples = timing.measure_block(lambda: None, 4, 0.03, timer=Clock(0.01),
                                    after_sample=lambda: seen.append(len(seen)))
     assert len(samples) == len(seen) >= 1
+
+
+def test_stalled_compares_the_block_median_with_the_best_block():
+    assert timing.stalled([0.008, 0.008, 0.0018], 0.0018)  # median 8 ms vs 1.8 ms best
+    assert not timing.stalled([0.008, 0.0018, 0.0018], 0.0018)  # one slow sample
+    assert not timing.stalled([0.004], 0.0018)  # 2.2x: under STALL_FACTOR
+    assert timing.stalled([0.0045], 0.0018)  # 2.5x
+    assert not timing.stalled([0.008], None)  # no best yet
+    assert not timing.stalled([], 0.0018)
+    # whole-model calls (>= WARMUP_SKIP_CALL_S) are never measured again
+    assert not timing.stalled([10.0], timing.WARMUP_SKIP_CALL_S)

@@ -89,3 +89,65 @@ def test_single_threaded_rows():
     assert not reg["thread_scaling"].single_threaded({"n": 512, "threads": "all"})
     assert not reg["matmul_fp32"].single_threaded({"n": 512})
     assert reg["gemm_cuda"].single_threaded({})
+
+
+class Stalling:
+    """A callable of ~1 ms whose calls take ~20 ms while `stalls` (a count of calls)
+    lasts: the H200 host's stalled blocks (every call at two 4 ms ticks) in miniature,
+    far enough beyond STALL_FACTOR that a slow sleep on a busy VM cannot blur it."""
+
+    def __init__(self, stalls):
+        self.stalls = stalls
+
+    def __call__(self):
+        import time
+        if self.stalls > 0:
+            self.stalls -= 1
+            time.sleep(0.02)
+        else:
+            time.sleep(0.001)
+
+
+def _serve_runs(monkeypatch, stalls, **run_fields):
+    """Prepare a fake benchmark of ~1 ms calls (calibrated unstalled: the best block so
+    far), then make its next `stalls` calls take ~8 ms and send one run request; the
+    run reply."""
+    fn = Stalling(0)
+    bench = Benchmark(name="fake_stall", device="cpu", family="test",
+                      params={"quick": ({},)}, setup=lambda torch, p: fn,
+                      work=lambda p: (1.0, "op"))
+    monkeypatch.setitem(registry.REGISTRY, "fake_stall", bench)
+
+    def requests():
+        yield json.dumps({"op": "prepare", "bench": "fake_stall", "min_sample_s": 1e-3,
+                          "prepare_warmup_s": 0})
+        fn.stalls = stalls
+        yield json.dumps(dict(op="run", bench="fake_stall", number=1, warmup_s=0,
+                              block_s=0.01, **run_fields))
+
+    replies = []
+    worker.serve(worker.WorkerState(torch=None), requests(), replies.append)
+    return replies[1]
+
+
+def test_a_stalled_block_is_measured_again_and_counted(monkeypatch):
+    # the first block's calls stall (20x the calibrated 1 ms): measured again, the retry
+    # is clean and kept, and the reply counts one block measured again
+    reply = _serve_runs(monkeypatch, 1, stall_retries=2)
+    assert reply["ok"] is True
+    assert sorted(reply["times_s"])[len(reply["times_s"]) // 2] < 0.004
+    assert reply["contention"]["stalled_blocks"] == 1
+
+
+def test_a_build_slow_in_every_block_is_kept_slow(monkeypatch):
+    # stalls that outlast the retries (a pinned or oversubscribed build): the last
+    # block is kept as measured, slow, after at most stall_retries blocks more
+    reply = _serve_runs(monkeypatch, 10 ** 6, stall_retries=2)
+    assert min(reply["times_s"]) > 0.015
+    assert reply["contention"]["stalled_blocks"] == 2
+
+
+def test_no_retries_keeps_the_stalled_block(monkeypatch):
+    reply = _serve_runs(monkeypatch, 1)
+    assert max(reply["times_s"]) > 0.015
+    assert reply["contention"]["stalled_blocks"] == 0
