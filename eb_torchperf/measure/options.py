@@ -137,7 +137,6 @@ def allowed_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-
 #: Hosts with at most this many allowed CPUs are "small": there both sides prepare a
 #: CPU row at once.
 #: On the 2-core VM preparing at once halved the time spent preparing (33 s of a 65 s
@@ -163,4 +162,3 @@ def prepare_together(device: str, pairs: int, cores: Optional[int] = None) -> bo
     row prepared at once on one GPU read 66 %); one-pair audits (no mirrored pair evens
     out the first block: CI's one-pair A/A install test read 84 %)."""
     return device == "cpu" and pairs > 1 and small_host(cores)
-

@@ -210,7 +210,7 @@ def _settled_block(state, req):
             break
         retries += 1
         time.sleep(STALL_PAUSE_S)
-    state.best_s = min(state.best_s or float("inf"), statistics.median(times))
+    state.best_s = min(state.best_s, statistics.median(times))
     return times, extra, retries
 
 
