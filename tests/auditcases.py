@@ -7,6 +7,7 @@ torch 2.13.0 wheel on a 2-core AMD EPYC, Zen 4).
 """
 
 import copy
+import dataclasses
 import json
 import pathlib
 
@@ -128,11 +129,14 @@ def bench_pair(bench: str, params: dict, ratio: float, reference_s: float = 1e-3
 
 
 def comparisons(*specs):
-    """Comparisons from (bench, params, ratio) specs via compare.compare_pair."""
+    """Comparisons from (bench, params, ratio) specs via compare.compare_pair, each row
+    over two identical worker pairs (one pair's interval also carries the unmeasured
+    difference between processes: stats.two_level_ratio_with_ci)."""
     out = []
     for bench, params, ratio in specs:
         target, reference = bench_pair(bench, params, ratio)
-        out.append(compare_pair([target], [reference]))
+        second = [dataclasses.replace(r, pair=1) for r in (target, reference)]
+        out.append(compare_pair([target, second[0]], [reference, second[1]]))
     return out
 
 

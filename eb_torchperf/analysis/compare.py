@@ -94,7 +94,9 @@ class Comparison:
         target, reference: Rate of each side (reference None when not measured).
         relative_ops: reference time / target time (1.0 = equal); None without reference.
         ci_low, ci_high: 95 % interval of relative_ops over worker pairs, never narrower
-            than the within-run one (stats.two_level_ratio_with_ci); None if < 2 rounds.
+            than the within-run one, and with one pair widened by the A/A floor (the
+            processes' own difference is then unmeasured: stats.two_level_ratio_with_ci);
+            None if < 2 rounds.
         rounds: paired rounds pooled; pair_ratios: relative OPS per worker pair.
         significant: the interval excludes 1.0 and the difference exceeds the A/A floor
             (never for an inconclusive row).
@@ -176,7 +178,7 @@ def compare_pair(target: List[BenchResult], reference: List[BenchResult],
                                    numerics_mod.side_numerics(reference))
     if not groups:
         return Comparison(first.bench, first.params, t_rate, r_rate, numerics=numerics)
-    ratio, low, high = stats.two_level_ratio_with_ci(groups)
+    ratio, low, high = stats.two_level_ratio_with_ci(groups, one_pair_allowance=aa_floor)
     pair_ratios = [math.exp(stats.pair_location(g)) for g in groups]
     load = row_contention(target, reference)
     contended = busy.contended(load)

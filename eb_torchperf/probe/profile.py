@@ -233,13 +233,17 @@ def _op_rows(events) -> list:
 #: below which an operator is not one.
 CALL_KERNELS_TOP = 3
 CALL_KERNELS_MIN_SHARE = 0.1
+CALL_KERNELS_CALLS = 3
 
 
 def call_kernels(torch, fn) -> list:
-    """The ATen operators that held the self CPU time of one call of `fn`, largest
-    first: at most CALL_KERNELS_TOP, each with >= CALL_KERNELS_MIN_SHARE of the call
-    ("aten::_slow_conv2d_forward" where torch 1.13 on one thread took a 1x1
-    convolution at batch < 16 to im2col + BLAS, "aten::mkldnn_convolution" on oneDNN).
+    """The ATen operators that held the self CPU time of CALL_KERNELS_CALLS calls of
+    `fn`, largest first: at most CALL_KERNELS_TOP, each with >= CALL_KERNELS_MIN_SHARE
+    of the calls ("aten::_slow_conv2d_forward" where torch 1.13 on one thread took a
+    1x1 convolution at batch < 16 to im2col + BLAS, "aten::mkldnn_convolution" on
+    oneDNN).  One profiled call alone now and then charged the profiler's start to the
+    outer operator (Debian's torch 1.13 on the 2-core VM read "aten::conv2d" first
+    about once in 20 fresh workers), so several calls are profiled and summed.
 
     Returns:
         a list of operator names (empty where the profiler recorded nothing).
@@ -247,7 +251,8 @@ def call_kernels(torch, fn) -> list:
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        fn()
+        for _ in range(CALL_KERNELS_CALLS):
+            fn()
     # without record_shapes no call has shapes, so _op_rows tags none
     events = [(row["self_cpu_s"], row["name"]) for row in _op_rows(prof.key_averages())
               if row["name"].startswith("aten::")]

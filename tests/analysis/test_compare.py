@@ -31,9 +31,9 @@ def test_slow_target_is_significant():
 
 
 def test_difference_below_aa_floor_is_not_significant():
-    # a steady 3 % difference: interval excludes 1.0 but the floor is 5 %
-    target = [result("target", [[1.03], [1.03], [1.0301], [1.0299]])]
-    reference = [result("reference", [[1.0], [1.0], [1.0], [1.0]])]
+    # a steady 3 % difference in two pairs: interval excludes 1.0 but the floor is 5 %
+    target = [result("target", [[1.03], [1.03], [1.0301], [1.0299]], pair=p) for p in (0, 1)]
+    reference = [result("reference", [[1.0], [1.0], [1.0], [1.0]], pair=p) for p in (0, 1)]
     c = compare_pair(target, reference)
     assert c.ci_high < 1.0 and c.relative_ops > 1 - AA_FLOOR
     assert not c.significant

@@ -104,10 +104,18 @@ def test_models_table_folds_the_two_modes_and_splits_the_micro_rows():
         ("resnet50", "cpu", "resnet50_infer", "resnet50_train"),
         ("bert", "cpu", "bert_infer", None)]
     assert models_geomean(rows) == pytest.approx((0.08 * 0.07 * 0.017) ** (1 / 3))
-    # one pair of 4 rounds: the within-run interval, and it says it comes from one pair
-    assert interval_text(table[0].infer) == "%s – %s (1 pair)" % (
+    assert interval_text(table[0].infer) == "%s – %s" % (
         "%.1f %%" % (100 * table[0].infer.ci_low), "%.1f %%" % (100 * table[0].infer.ci_high))
     assert interval_text(None) == ""
+
+
+def test_a_one_pair_model_row_says_its_interval_comes_from_one_pair():
+    from auditcases import bench_pair
+    from eb_torchperf.analysis.compare import compare_pair
+    target, reference = bench_pair("resnet50_infer", {}, 0.08)
+    c = compare_pair([target], [reference])
+    assert interval_text(c) == "%.1f %% – %.1f %% (1 pair)" % (100 * c.ci_low, 100 * c.ci_high)
+    assert c.ci_low == pytest.approx(0.08 / 1.05) and c.ci_high == pytest.approx(0.08 * 1.05)
 
 
 def test_one_measured_round_says_it_has_no_interval():

@@ -110,6 +110,20 @@ def test_two_level_one_pair_gives_the_robust_within_interval():
     assert stats.two_level_ratio_with_ci([[0.3]]) == (pytest.approx(math.exp(0.3)), None, None)
 
 
+def test_one_pair_is_widened_by_the_unmeasured_process_difference():
+    # CI's one-pair A/A read 90 % [88-91 %]: steady rounds, two processes apart
+    groups = [[math.log(0.90) + d for d in (0.0, 0.01, -0.01, 0.005, -0.005)]]
+    ratio, bare_low, bare_high = stats.two_level_ratio_with_ci(groups)
+    ratio2, low, high = stats.two_level_ratio_with_ci(groups, one_pair_allowance=0.05)
+    assert ratio2 == pytest.approx(ratio) == pytest.approx(0.90)
+    assert high == pytest.approx(bare_high * 1.05) and low == pytest.approx(bare_low / 1.05)
+    assert high > 0.95  # no longer clear of the 5 % A/A band
+    # two pairs measure the difference themselves: the allowance is not added
+    two = [groups[0], [math.log(0.92)] * 5]
+    assert (stats.two_level_ratio_with_ci(two, one_pair_allowance=0.05)
+            == stats.two_level_ratio_with_ci(two))
+
+
 def test_trimmed_mean_is_the_mean_below_five_pairs():
     centre, se, dof = stats.trimmed_mean_with_se([0.1, 0.2, 0.6])
     assert centre == pytest.approx(0.3)

@@ -65,11 +65,11 @@ def test_install_warn_mode_writes_reports_and_module(eb_site, good_install):
     assert verdict["status"] == ("warning" if busy else "ok"), verdict["summary"]
     assert verdict["summary"].startswith(("WARNING: ", "UNDECIDED: ") if busy else
                                          ("clean: ", "UNDECIDED: "))
-    assert [r["bench"] for r in results["results"]] == ["matmul_fp32", "matmul_fp32"]
+    assert [r["bench"] for r in results["results"]] == ["matmul_fp32"] * 6  # 3 pairs, 2 sides
     installdir = str(eb_site.installdir("PyTorch", VERSION))
     assert results["target"]["facts"]["torch"]["file"].startswith(installdir + os.sep)
     assert not results["reference"]["facts"]["torch"]["file"].startswith(installdir)
-    # one worker pair (TINY_AUDIT): the row may be answered or left inconclusive
+    # three worker pairs (TINY_AUDIT): the row may be answered or left inconclusive
     assert re.search(r"== eb_torchperf: (clean|UNDECIDED|WARNING): (geomean relative OPS|"
                      r"relative OPS inconclusive|\d finding)", good_install.stdout)
     assert "== eb_torchperf: report: %s" % folder in good_install.stdout.replace("\n", "")
@@ -184,7 +184,7 @@ def test_tool_module_and_sanity_check_command(eb_site, good_install, tool_module
     assert ("from eb_torchperf.easybuild.hooks import parse_hook, post_sanitycheck_hook"
             in (tool_root / "hooks" / "torchperf.py").read_text())
     script = ('module load eb_torchperf PyTorch/%s && command -v eb-torchperf && '
-              'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 1 '
+              'eb-torchperf sanity-check --reference "$1" --only matmul_fp32 --pairs 3 '
               '--out-dir "$2" "${@:3}"' % VERSION)
     ok = eb_site.shell("sanity-check command", script, sys.executable, str(tmp_path / "ok"))
     results = _read_json(tmp_path / "ok" / "torchperf.json")
