@@ -229,8 +229,8 @@ def _op_rows(events) -> list:
     return list(rows.values())
 
 
-#: call_kernels: kernels reported at most, and the share of the call's self CPU time
-#: below which an operator is not one.
+#: call_kernels: kernels reported at most, the share of the calls' self CPU time below
+#: which an operator is not one, and the calls profiled together.
 CALL_KERNELS_TOP = 3
 CALL_KERNELS_MIN_SHARE = 0.1
 CALL_KERNELS_CALLS = 3
@@ -242,8 +242,8 @@ def call_kernels(torch, fn) -> list:
     of the calls ("aten::_slow_conv2d_forward" where torch 1.13 on one thread took a
     1x1 convolution at batch < 16 to im2col + BLAS, "aten::mkldnn_convolution" on
     oneDNN).  One profiled call alone now and then charged the profiler's start to the
-    outer operator (Debian's torch 1.13 on the 2-core VM read "aten::conv2d" first
-    about once in 20 fresh workers), so several calls are profiled and summed.
+    outer operator (Debian's torch 1.13 on the 2-core VM read "aten::conv2d" first in
+    1 of 25 fresh processes, 0 of 25 with 3 calls), so several calls are summed.
 
     Returns:
         a list of operator names (empty where the profiler recorded nothing).
