@@ -126,7 +126,9 @@ def op_prepare(state, req):
     with pinned_threads(state.torch, params):
         fn = state.fn = bench.setup(state.torch, params)  # closed by drop() if what follows fails
         min_sample_s = max(req.get("min_sample_s", DEFAULT_MIN_SAMPLE_S), bench.min_sample_s)
-        number, per_call = timing.calibrate(fn, min_sample_s, sync=state.sync_for(bench))
+        # rows with their own budget are whole models (probe.suite_models): one call each
+        number, per_call = timing.calibrate(fn, min_sample_s, sync=state.sync_for(bench),
+                                            first_may_be_setup=bench.budget_s is None)
         # A fresh benchmark keeps speeding up for ~100 ms after calibration (oneDNN
         # primitive caches, first-touch page faults: conv3x3 ran 11.6 -> 8.0 ms over its
         # first four blocks on the dev machine), which a per-block warm-up is too short

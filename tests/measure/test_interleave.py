@@ -76,6 +76,10 @@ def test_fresh_workers_per_pair_and_facts_once():
     assert log.count(("target", "start")) == 2 and log.count(("reference", "start")) == 2
     assert log.count(("target", "facts")) == 1
     assert log.count(("target", "close")) == 2
+    # availability is asked in the first pair only: a later worker collects no facts
+    assert log.count(("target", "availability", "matmul_fp32")) == 1
+    assert log.count(("reference", "availability", "dispatch")) == 1
+    assert log.count(("target", "prepare", "matmul_fp32")) == 2
 
 
 def test_results_pair_and_ratio():

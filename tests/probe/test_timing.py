@@ -52,6 +52,33 @@ def test_calibrate_stops_after_a_first_call_of_half_a_second():
     assert number == 3 and clock.calls == 1 + 1 + 3
 
 
+class SetUpFirst(FakeClock):
+    """A call that costs `first_s` once (a process's one-time set-up), then `cost_s`."""
+
+    def __init__(self, first_s, cost_s):
+        super().__init__(cost_s)
+        self.first_s = first_s
+
+    def fn(self):
+        self.now += self.first_s - self.cost_s if self.calls == 0 else 0.0
+        super().fn()
+
+
+def test_a_slow_first_call_of_a_micro_row_is_not_the_estimate():
+    """bert_layer_train on the H200 host: first backward 0.6 s (autograd's CUDA device
+    threads), then 23 ms a call; the estimate decides whether blocks are warmed up."""
+    clock = SetUpFirst(0.6, 0.023)
+    assert timing.calibrate(clock.fn, 0.002, clock.timer) == (1, 0.6)  # a whole model's rule
+    clock = SetUpFirst(0.6, 0.023)
+    number, per_call = timing.calibrate(clock.fn, 0.002, clock.timer, first_may_be_setup=True)
+    assert (number, per_call) == (1, pytest.approx(0.023))
+    assert per_call < timing.WARMUP_SKIP_CALL_S
+    # a row slow in every call still ends at one call per sample, one call later
+    clock = FakeClock(0.7)
+    assert timing.calibrate(clock.fn, 0.002, clock.timer, first_may_be_setup=True) == (1, 0.7)
+    assert clock.calls == 2
+
+
 def test_warm_up_runs_for_its_time():
     clock = FakeClock(0.001)
     calls = timing.warm_up(clock.fn, 0.02, 0.001, clock.timer)

@@ -151,3 +151,32 @@ def test_no_retries_keeps_the_stalled_block(monkeypatch):
     reply = _serve_runs(monkeypatch, 1)
     assert max(reply["times_s"]) > 0.015
     assert reply["contention"]["stalled_blocks"] == 0
+
+
+def _prepared_per_call(monkeypatch, budget_s):
+    """per_call_s of a prepared fake row whose first call sleeps 0.55 s (one-time
+    set-up) and later calls 1 ms; `budget_s` set makes it a whole-model row."""
+    fn = Stalling(0)
+    first = {"left": True}
+
+    def call():
+        if first.pop("left", False):
+            import time
+            time.sleep(0.55)
+        fn()
+    bench = Benchmark(name="fake_setup", device="cpu", family="test",
+                      params={"quick": ({},)}, setup=lambda torch, p: call,
+                      work=lambda p: (1.0, "op"), budget_s=budget_s)
+    monkeypatch.setitem(registry.REGISTRY, "fake_setup", bench)
+    replies = []
+    worker.serve(worker.WorkerState(torch=None), iter([json.dumps(
+        {"op": "prepare", "bench": "fake_setup", "min_sample_s": 1e-3,
+         "prepare_warmup_s": 0})]), replies.append)
+    return replies[0]["per_call_s"]
+
+
+def test_a_micro_rows_slow_first_call_is_set_up_not_its_speed(monkeypatch):
+    # a micro row goes on calibrating: its blocks are then warmed up and spread
+    assert _prepared_per_call(monkeypatch, None) < 0.05
+    # a whole model (own budget) keeps its first call as the estimate: one call less
+    assert _prepared_per_call(monkeypatch, 4.0) >= 0.5
