@@ -43,6 +43,22 @@ def test_one_contended_pair_of_many_does_not_mark_the_row():
     assert not compare_pair(target, reference).contended
 
 
+def test_each_side_is_judged_on_its_own_tick_noise():
+    """Two busy loops on the 2-core VM, the wheel on core 0 against the free wheel
+    (LayerNorm, 2026-12-04): the 1-CPU target's counters are coarse (±37 %), the 2-CPU
+    reference's finer (±23 %) and busy; merged key by key they read 47 % ± 37 %."""
+    target = [result("target", [[1.0 / 1.61]] * 3, p,
+                     {"other_cpu": 0.2, "tick_noise": 0.37}) for p in range(9)]
+    reference = [result("reference", [[1.0]] * 3, p,
+                        {"other_cpu": 0.47, "tick_noise": 0.23}) for p in range(9)]
+    c = compare_pair(target, reference)
+    assert c.contended and c.relative_ops is None and not c.significant
+    # the same target beside an idle reference decides
+    idle = [result("reference", [[1.0]] * 3, p, {"other_cpu": 0.02, "tick_noise": 0.23})
+            for p in range(9)]
+    assert compare_pair(target, idle).significant
+
+
 def test_spread_and_min_detectable():
     assert stats.pair_spread([1.0]) is None
     spread = stats.pair_spread([0.8, 1.0, 1.25])
