@@ -147,10 +147,20 @@ def test_models_suite_plan_and_time_bound():
     layers = {"conv1x1", "conv_depthwise", "conv_train", "batchnorm"}
     assert layers <= full and not layers & quick
     bench = registry.REGISTRY["resnet50_train"]
-    assert (bench.min_rounds, bench.budget_s, bench.family) == (1, 3.5, "model")
+    assert (bench.min_rounds, bench.budget_s, bench.family) == (1, 2.5, "model")
     cuda = [name for name, _ in registry.plan("models", ("cuda",))]
     assert cuda == [n.replace("_infer", "_cuda_infer").replace("_train", "_cuda_train")
                     for n in names]
+
+
+@pytest.mark.parametrize("cores", [2, 16, 192])
+def test_alexnet_resnet50_and_bert_run_torchbench_batches_on_every_host(cores):
+    batches = {name: params["batch"] for name, params
+               in registry.plan("models", ("cpu",), cores=cores)}
+    assert (batches["alexnet_train"], batches["resnet50_train"], batches["bert_infer"]) \
+        == (16, 4, 4)
+    # the others grow with the cores from their 2-core size, up to their cap
+    assert batches["mobilenet_v3_large_infer"] == {2: 2, 16: 16, 192: 16}[cores]
 
 
 def test_work_is_two_flop_per_multiply_add():
