@@ -15,8 +15,9 @@ they have taken under 3 s) and then `--steps` timed steps, and prints the median
 per step.  The wheel's training steps settle only after 3-4 steps on the 2-core VM
 (alexnet at batch 16: 0.70, 0.68, 0.65, 0.64, then 0.46-0.49 s): one warm-up step put
 Debian's alexnet training at 23-27 % where settled steps give 20 %.  Relative OPS per
-model is the median over rounds of reference s / target s.  With `--audit` the audit's model rows are printed beside, and
-their factor (hand / audit).  A benchmark, not a test: run it on an idle machine.
+model is the median over rounds of reference s / target s.  With `--audit` the audit's
+model rows are printed beside, and their factor (hand / audit).  A benchmark, not a
+test: run it on an idle machine.
 """
 
 import argparse
@@ -77,13 +78,18 @@ def audit_rows(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("target")
-    parser.add_argument("reference")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=4, help="untimed steps first, at most (default 4; 3 s)")
-    parser.add_argument("--audit", metavar="RESULTS.json")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("target",
+                        help="the Python of the torch to check (Debian's: /usr/bin/python3)")
+    parser.add_argument("reference", help="the reference Python (the wheel's venv)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="fresh processes per interpreter, alternating (default 2)")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per row (default 3)")
+    parser.add_argument("--warmup", type=int, default=4,
+                        help="untimed steps first, at most (default 4; 3 s)")
+    parser.add_argument("--audit", metavar="RESULTS.json",
+                        help="a --suite models audit's results, printed beside with the factor")
     args = parser.parse_args(argv)
     ratios = {}
     for round_no in range(args.rounds):

@@ -29,7 +29,7 @@ the findings gain the profile's evidence, the reports an "Explain" section, and
 The results JSON (with findings) is written first, then the reports (--format, HTML
 and Markdown by default) with the same name next to it.  Exit status: 0 when no
 finding is at or above --fail-on, 1 when one is, 2 on a usage or tool error or an
-audit cut short (results and reports so far are still written).
+audit cut short, 130 when interrupted (results and reports so far are still written).
 """
 
 import contextlib
