@@ -5,7 +5,7 @@ Usage:
   python benchmarks/torchbench_batch.py TARGET_PYTHON REFERENCE_PYTHON [--rounds N]
                                         [--steps N] [--warmup N] [--audit RESULTS.json]
 
-The check of issue 26: a `--suite models` row (small batches on a 2-core VM) should lie
+The check of issue 26: a `--suite models` row (the audit's forked pairs) should lie
 within 1.3x of the same model timed at TorchBench's batch (alexnet 16, resnet50 4, a
 BERT-base encoder layer at 4 x 128), measured in the same hour.  Each round starts one
 fresh process per interpreter, in the order A B, then B A, ...; a process builds each

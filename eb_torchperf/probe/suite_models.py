@@ -18,7 +18,8 @@ themselves run in the same interleaved runner as every other row:
 
 Each model runs as inference (eval, ``torch.no_grad``) and as one training step
 (train mode: zero_grad, forward, loss, backward, ``torch.optim.SGD`` step).  CPU
-batches grow with the allowed cores up to TorchBench's (small on 2 cores; CPU_BATCH_CAP);
+batches: TorchBench's for alexnet, resnet50 and BERT; the others grow with the cores
+(CPU_BATCH_CAP).
 CUDA batches are TorchBench-like, inference under bf16 autocast as TorchBench does.
 
 Time-bounded: ``min_rounds=1`` and their own budget, so a build at 1 % still ends.
