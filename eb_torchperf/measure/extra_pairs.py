@@ -21,6 +21,34 @@ def row_key(name: str, params: dict) -> Key:
     return name, params_key(params)
 
 
+def failed_rows(errors: Iterable[dict]) -> Set[Key]:
+    """The rows of the audit's errors (AuditResult.errors) that failed on a side."""
+    return {row_key(e["bench"], e.get("params") or {}) for e in errors if e.get("bench")}
+
+
+#: Extra pairs may take at least this share of the time the suite's first pairs took.
+#: On the 2-core VM (2026-12-04) Debian's python3-torch (GEMM at 3 % of the wheel) took
+#: 53 s for its 3 pairs; at 4.0 s per row (64 s) its add_bandwidth row (pairs 0.52-0.86)
+#: got 3 extra pairs and stayed inconclusive in 2 of 4 audits; the idle A/A takes 28 s.
+EXTRA_SHARE = 0.5
+
+
+def audit_budget_s(results: Iterable, row_budget_s: Callable[[str], float], min_s: float,
+                   first_pairs_s: float = 0.0) -> float:
+    """Seconds the whole audit may take before no extra pair starts (from the start of
+    its first pair): the sum of `row_budget_s(bench)` over the rows measured so far (a
+    row no side could run, such as a GPU row on a host without one, costs nothing and
+    buys nothing), at least `min_s`, and at least `first_pairs_s` (the wall seconds the
+    suite's pairs took) x (1 + EXTRA_SHARE), so a slow target still gets extra pairs.
+
+    Why rows measured: on the 2-core VM (2026-12-04) the quick plan's 8 GPU rows,
+    skipped on both sides, raised the budget from 67 s (16 CPU rows x 4.2 s) to 101 s,
+    and idle A/A audits whose rows took long to decide ran 80-83 s (bound: 70 s).
+    """
+    rows_s = sum(row_budget_s(bench) for bench, _ in {r.key for r in results})
+    return max(rows_s, min_s, first_pairs_s * (1 + EXTRA_SHARE))
+
+
 def extra_plan(plan: Sequence[Tuple[str, dict]], results: Iterable, failed: Set[Key],
                cost_s: Dict[Key, float], judge: Callable, half_width: float,
                left_s: float) -> List[Tuple[str, dict]]:

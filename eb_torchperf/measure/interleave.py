@@ -18,7 +18,7 @@ from eb_torchperf.records.measurements import AuditResult, BenchResult, ProbeRes
 from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
     MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores, prepare_together)
-from eb_torchperf.measure.extra_pairs import extra_plan, row_key
+from eb_torchperf.measure.extra_pairs import audit_budget_s, extra_plan, failed_rows, row_key
 from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange
 from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
@@ -107,7 +107,7 @@ class AuditRun:
         #: wall seconds of one pair: per benchmark key, and of starting the workers
         self._cost: Dict[Tuple[str, str], float] = {}
         self._availability: Dict[Tuple[str, str], Optional[str]] = {}  # (side, bench) -> reason
-        self._start_cost = 0.0
+        self._start_cost, self._first_pairs_s = 0.0, 0.0  # ... and of the suite's pairs
 
     def run(self) -> AuditResult:
         """Measure every planned benchmark over all pairs; never raises ProbeError.
@@ -132,7 +132,8 @@ class AuditRun:
             with interrupts.held():
                 bundle.__enter__()
             for pair in range(self.options.max_pairs or self.options.pairs):
-                plan = self.plan if pair < self.options.pairs else self._extra_plan(started)
+                plan = self.plan if pair < self.options.pairs else self._extra_plan(
+                    started + self._waited.get("waited_idle_s", 0.0))  # the wait: no budget
                 if not plan:
                     break
                 try:
@@ -172,10 +173,9 @@ class AuditRun:
             host=socket.gethostname(), conditions=self.conditions())
 
     def _close_zygotes_now(self) -> None:
-        for side in self.sides:
-            if side.zygote is not None:
-                zygote, side.zygote = side.zygote, None
-                zygote.close()
+        for side in [s for s in self.sides if s.zygote is not None]:
+            zygote, side.zygote = side.zygote, None
+            zygote.close()
 
     def _close_workers(self, kill: bool = False) -> None:
         """Shut down (or, after an interrupt, kill) the workers of the current pair;
@@ -191,9 +191,8 @@ class AuditRun:
 
     def _record_error(self, exc: ProbeError, pair: int) -> None:
         side = next((s for s in self.sides if exc.command[:1] == (s.python,)), None)
-        self.errors.append({"side": side.label if side else None,
-                            "python": side.python if side else None, "pair": pair,
-                            "message": str(exc), "stderr_tail": exc.stderr_tail,
+        self.errors.append({"side": side and side.label, "python": side and side.python,
+                            "pair": pair, "message": str(exc), "stderr_tail": exc.stderr_tail,
                             "exit_code": exc.exit_code})
         self.progress("error", message=str(exc))
 
@@ -248,8 +247,7 @@ class AuditRun:
         """AuditResult.conditions: worker mode, allowed CPUs, host load summary."""
         conditions = worker_conditions([self.modes.get(s.label, "spawn") for s in self.sides],
                                        self.options.zygote_pairs, allowed_cores())
-        conditions.update(busy.host_load(r.contention for r in self.results))
-        conditions.update(self._waited)
+        conditions.update(busy.host_load(r.contention for r in self.results), **self._waited)
         return conditions
 
     def _extra_plan(self, started: float) -> List[Tuple[str, dict]]:
@@ -257,10 +255,12 @@ class AuditRun:
         opts = self.options
         if len(self.sides) < 2 or opts.row_budget_s is None or self.judge is None:
             return []
-        failed = {row_key(e["bench"], e.get("params") or {}) for e in self.errors
-                  if e.get("bench")}
-        budget = max(opts.row_budget_s * len(self.plan), opts.min_audit_budget_s)
-        left = budget - (time.monotonic() - started) - self._start_cost
+        failed = failed_rows(self.errors)
+        elapsed = time.monotonic() - started
+        self._first_pairs_s = self._first_pairs_s or elapsed
+        budget = audit_budget_s(self.results, lambda bench: opts.row_budget_for(
+            registry.REGISTRY[bench].device), opts.min_audit_budget_s, self._first_pairs_s)
+        left = budget - elapsed - self._start_cost
         return extra_plan(self.plan, self.results, failed, self._cost, self.judge,
                           opts.target_half_width, left)
 

@@ -33,10 +33,13 @@ class RunnerOptions:
         max_pairs: with a reference, after `pairs` pairs the rows whose 95 % interval
             is wider than ±target_half_width (and does not exclude the A/A floor band)
             get more fresh pairs, up to max_pairs in all (max_pairs == pairs: none).
-        row_budget_s: wall seconds per planned row for the whole audit (the budget is
-            row_budget_s x rows, so a plan with GPU rows gets more); no extra pair is
-            started past it, and an extra pair takes only the widest rows whose
-            measured cost fits.  None: no extra pairs.
+        row_budget_s: wall seconds per measured row for the whole audit (the budget is
+            the sum over the rows measured; rows no side can run add nothing:
+            extra_pairs.audit_budget_s); no extra pair is started past it, and an
+            extra pair takes only the widest rows whose measured cost fits.  None:
+            no extra pairs.
+        gpu_row_budget_s: the same for a GPU row (None: row_budget_s); a GPU host's
+            fresh worker also starts CUDA, and its zygote takes longer to start.
         min_audit_budget_s: the extra-pair budget of an audit of few rows is at least
             this (seconds), so a one-row `--only` audit can still narrow its row.
         target_half_width: the stated precision target, ±5 % (the same as
@@ -74,6 +77,7 @@ class RunnerOptions:
     keep_reference_env: bool = False
     max_pairs: Optional[int] = None
     row_budget_s: Optional[float] = None
+    gpu_row_budget_s: Optional[float] = None
     min_audit_budget_s: float = 0.0
     target_half_width: float = 0.05
     rotate_cpus: bool = True
@@ -82,6 +86,13 @@ class RunnerOptions:
     stall_retries: int = 2
     spread_threads: bool = True
     wait_idle_s: Optional[float] = None
+
+    def row_budget_for(self, device: str) -> Optional[float]:
+        """Seconds of the audit's budget a measured row of `device` adds (row_budget_s,
+        gpu_row_budget_s for "cuda" where set)."""
+        if device == "cuda" and self.gpu_row_budget_s is not None:
+            return self.gpu_row_budget_s
+        return self.row_budget_s
 
     def __post_init__(self):
         if self.zygote_pairs < 1:
@@ -102,7 +113,10 @@ class RunnerOptions:
 #: Defaults per suite; `full` trades time for tighter intervals (issue fact: three
 #: fresh pairs at 80 s stayed within 3.3 % A/A in 6 of 6 runs).  Since issue 16 the
 #: wide rows get extra fresh pairs within the time budget.  Quick: 16 CPU rows on the
-#: 2-core AVX512 dev machine x 4.2 s = 67 s at most (issue-16 bound: 70 s), blocks of
+#: 2-core VM x 4.0 s = 64 s at most, and the CLI's start and report add 3-4 s (bound:
+#: 70 s; at 4.2 s three idle A/A audits took 68.3-70.2 s, 2026-12-04); the H200 host's
+#: 8 GPU rows add 5.5 s each (bound: 120 s; at 4.0 s per row its 3 A/A audits took
+#: 90-92 s and read 6, 1 and 1 of 24 rows inconclusive), blocks of
 #: 15 ms with 10 ms warm-up and 5 ms settle (5 A/A runs at 40/20/10 ms: median interval
 #: half-width 12.1 %; at 15/10/5 ms with the allocator and CPU-rotation fixes 4-5 %,
 #: reports/examples/aa-table-2core-vm.md); the layer rows of suite_cpu_layers run in
@@ -111,14 +125,15 @@ class RunnerOptions:
 #: reference worker ran its first two softmax blocks at 8.0 and 5.3 ms against 0.33 ms,
 #: and the median of that pair's 4 rounds read 409 % (issue 16, quick --device all A/A).
 #: Seconds an audit of few rows may still spend on extra pairs (the suites'
-#: min_audit_budget_s): a one-row `--only` audit had 4.2 s, which its first 3 pairs used
-#: up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
+#: min_audit_budget_s): a one-row `--only` audit had 4.2 s (the row budget then), which
+#: its first 3 pairs used up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
 #: 52 % [significant] with 6 pairs).
 MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,
                            min_rounds=3, bench_budget_s=0.12, max_pairs=24,
-                           row_budget_s=4.2, min_audit_budget_s=MIN_AUDIT_BUDGET_S),
+                           row_budget_s=4.0, gpu_row_budget_s=5.5,
+                           min_audit_budget_s=MIN_AUDIT_BUDGET_S),
     "full": RunnerOptions(pairs=3, block_s=0.06, min_rounds=5, max_rounds=20, bench_budget_s=2.0,
                           max_pairs=10, row_budget_s=18.0,
                           min_audit_budget_s=MIN_AUDIT_BUDGET_S),

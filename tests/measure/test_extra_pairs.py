@@ -4,9 +4,11 @@ sides prepare a CPU row at once, a GPU row one after the other."""
 import math
 
 from eb_torchperf.analysis.compare import needs_more_pairs
-from eb_torchperf.measure.extra_pairs import extra_plan, row_key
+from eb_torchperf.measure.extra_pairs import (audit_budget_s, extra_plan, failed_rows,
+                                            row_key)
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure import options as options_mod
+from eb_torchperf.probe import registry
 from eb_torchperf.records.measurements import BenchResult
 
 PLAN = [("matmul_fp32", {"n": 512}), ("layernorm", {}), ("gelu", {}), ("dispatch", {})]
@@ -47,6 +49,30 @@ def test_the_lowest_rank_gets_the_budget_first_in_plan_order():
         ("layernorm", {}), ("gelu", {})]
     assert extra_plan(PLAN, _results(), set(), cost, judge, 0.05, 9.0) == [
         ("matmul_fp32", {"n": 512}), ("layernorm", {}), ("gelu", {})]
+
+
+def test_the_budget_counts_rows_measured_not_rows_planned():
+    # 4 rows measured (both sides, 3 pairs): 4 x 4 s; a planned GPU row that no side
+    # could run has no result and adds nothing (it raised the VM's 67 s to 101 s)
+    per_row = RunnerOptions(row_budget_s=4.0, gpu_row_budget_s=5.5).row_budget_for
+    by_bench = lambda bench: per_row(registry.load_suites()[bench].device)
+    assert audit_budget_s(_results(), by_bench, 10.0) == 16.0
+    # a GPU row measured, on one side or both, adds the GPU row budget
+    one_sided = _results() + [_result("gemm_cuda", "target", 0, [1.0])]
+    assert audit_budget_s(one_sided, by_bench, 10.0) == 21.5
+    assert audit_budget_s(_results()[:2], by_bench, 10.0) == 10.0  # at least the minimum
+    assert audit_budget_s([], by_bench, 0.0) == 0.0
+    assert RunnerOptions(row_budget_s=4.0).row_budget_for("cuda") == 4.0
+    # a slow target whose 3 pairs took 53 s of a 64 s budget: extra pairs get 26.5 s more
+    assert audit_budget_s(_results(), lambda bench: 16.0, 10.0, first_pairs_s=53.0) == 79.5
+    assert audit_budget_s(_results(), lambda bench: 16.0, 10.0, first_pairs_s=28.0) == 64.0
+
+
+def test_rows_that_failed_on_a_side_are_known_by_their_parameters():
+    errors = [{"side": "target", "bench": "conv3x3", "params": {"hw": 56}, "message": "x"},
+              {"side": "reference", "bench": "gelu", "params": None, "message": "y"},
+              {"side": None, "pair": 2, "message": "worker died"}]
+    assert failed_rows(errors) == {row_key("conv3x3", {"hw": 56}), row_key("gelu", {})}
 
 
 def test_failed_unmeasured_and_unaffordable_rows_get_no_pair():

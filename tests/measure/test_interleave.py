@@ -255,8 +255,6 @@ def test_wide_rows_get_extra_pairs_until_max_pairs():
 def test_no_extra_pairs_without_time_budget_or_reference():
     result, log = _adaptive_run(row_budget_s=None)
     assert log.count(("target", "start")) == 2
-    result, log = _adaptive_run(row_budget_s=1e-6)  # spent before any extra pair fits
-    assert log.count(("target", "start")) == 2
     result, log = _adaptive_run(judge=None)  # no judge: the measuring layer does no stats
     assert log.count(("target", "start")) == 2
 
