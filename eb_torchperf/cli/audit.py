@@ -277,8 +277,18 @@ def _show(out, outcome) -> None:
     for line in skip_lines(result.skipped):
         out.print(line, highlight=False, markup=False)
     print_outcome(out, result, analysis, outcome.written)
-    out.print("results: %s  (%.0f s)" % (outcome.results_path, result.wall_s), highlight=False,
-              markup=False)
+    out.print("results: %s  (%s)" % (outcome.results_path, time_spent(result, outcome.explained)),
+              highlight=False, markup=False)
+
+
+def time_spent(result, explained) -> str:
+    """"64 s" (the measurement), or "measured 64 s, trials 41 s" when cause trials (and
+    "profiles N s" when --explain profiled) ran after it."""
+    if explained is None or not explained.wall_s:
+        return "%.0f s" % result.wall_s
+    profiles = ", profiles %.0f s" % explained.profile_s if explained.profile_s else ""
+    return "measured %.0f s%s, trials %.0f s" % (result.wall_s, profiles,
+                                                 explained.wall_s - explained.profile_s)
 
 
 def _finish(args, out, outcome) -> int:

@@ -125,14 +125,25 @@ def finding_rows(result: TrialResult, finding: Finding) -> TrialResult:
     return dataclasses.replace(result, rows=kept, verdict=judge(result.applied, result.error, kept))
 
 
+#: Rows a confirmed cause names in its title; the rest are counted ("and 9 more rows")
+#: and listed in the evidence (a CPU-affinity trial recovers 12 rows on a 2-core VM).
+TITLE_ROWS = 3
+
+
 def cause_text(result: TrialResult) -> str:
-    """"DNNL_MAX_CPU_ISA: conv3x3 33 % -> 99 %, gelu 66 % -> 100 % (unset ...)"; a
-    benchmark measured with several parameters is named with them; a combined trial
+    """"DNNL_MAX_CPU_ISA: conv3x3 33 % -> 99 %, gelu 66 % -> 100 % (unset ...)": the
+    TITLE_ROWS rows that gained most (after / before), in row order, then how many more;
+    a benchmark measured with several parameters is named with them; a combined trial
     names every difference ("A and B together: ...")."""
     names = [r.bench for r in result.rows]
+    gain = {id(r) for r in sorted(result.rows, key=lambda r: -(r.after or 0) / (r.before or 1))
+            [:TITLE_ROWS]}
     figures = ", ".join("%s %s -> %s" % (
         r.bench if names.count(r.bench) == 1 else bench_label(r),
-        format_percent(r.before, 0), format_percent(r.after, 0)) for r in result.rows)
+        format_percent(r.before, 0), format_percent(r.after, 0))
+        for r in result.rows if id(r) in gain)
+    more = len(result.rows) - len(gain)
+    figures += " and %d more row%s" % (more, "s" if more > 1 else "") if more else ""
     keys = [r[len(PREFIX):] for r in result.trial.remedy_ids]
     name = keys[0] if len(keys) == 1 else " and ".join(keys) + " together"
     return "%s: %s (%s)" % (name, figures, result.trial.label)

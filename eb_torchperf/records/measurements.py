@@ -335,12 +335,15 @@ def read_json(path, error=SchemaError):
     """The JSON value in the file `path`.
 
     Raises:
-        error (SchemaError by default): unreadable, not JSON, or nested too deeply for
-            the parser (the message names path).
+        error (SchemaError by default): unreadable, empty, not JSON, or nested too
+            deeply for the parser (the message names path).
     """
     try:
         with open(path) as handle:
-            return json.load(handle)
+            text = handle.read()
+        if not text.strip():
+            raise error("%s is empty: no results were written to it" % path)
+        return json.loads(text)
     except OSError as exc:
         raise error("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except ValueError as exc:

@@ -81,3 +81,15 @@ def test_a_benchmark_skipped_on_both_sides_is_listed_once():
         {"bench": "gemm_cuda", "params": "n=4096", "side": "target, reference",
          "reason": "no CUDA device"},
         {"bench": "denormal", "params": "", "side": "target", "reason": "no FTZ"}]
+
+
+def test_the_results_line_counts_the_cause_trials_apart_from_the_measurement():
+    from types import SimpleNamespace
+    from eb_torchperf.cli.audit import time_spent
+    result = SimpleNamespace(wall_s=64.4)
+    assert time_spent(result, None) == "64 s"
+    assert time_spent(result, SimpleNamespace(wall_s=0.0, profile_s=0.0)) == "64 s"
+    assert time_spent(result, SimpleNamespace(wall_s=41.2, profile_s=0.0)) == (
+        "measured 64 s, trials 41 s")
+    assert time_spent(result, SimpleNamespace(wall_s=52.0, profile_s=11.0)) == (
+        "measured 64 s, profiles 11 s, trials 41 s")

@@ -4,7 +4,8 @@ import dataclasses
 import os
 
 from testdata import diagnose
-from eb_torchperf.explain_stage.difftrials import CONFIRMED, confirm, plan_difference_trials
+from eb_torchperf.explain_stage.difftrials import (CONFIRMED, cause_text, confirm,
+                                                   plan_difference_trials)
 from eb_torchperf.records.measurements import AuditResult
 from eb_torchperf.probe.worker import apply_affinity
 from eb_torchperf.explain_stage.trials import TrialResult, TrialRow, check_effect
@@ -120,3 +121,18 @@ def test_the_cause_lists_only_the_rows_the_finding_named_slow():
                              "(unset DNNL_MAX_CPU_ISA)")
     [tried] = finding.evidence["trials"]
     assert tried["verdict"] == "recovered" and len(tried["rows"]) == 1
+
+
+def test_the_title_names_the_rows_that_gained_most_and_counts_the_rest():
+    baseline = _baseline()
+    trial = plan_difference_trials(baseline, _diffs(baseline))[0][0]
+    rows = tuple(TrialRow("conv3x3", {"batch": b, "channels": 64, "hw": 56}, False, before, 1.0)
+                 for b, before in [(1, 0.9), (2, 0.5), (4, 0.33), (8, 0.8), (16, 0.6)])
+    rows += (TrialRow("gelu", {}, False, 0.5, 0.99),)
+    result = TrialResult(trial, True, "", rows, "recovered")
+    assert cause_text(result) == (
+        "DNNL_MAX_CPU_ISA: conv3x3 batch=2 channels=64 hw=56 50 % -> 100 %, conv3x3 batch=4 "
+        "channels=64 hw=56 33 % -> 100 %, gelu 50 % -> 99 % and 3 more rows "
+        "(unset DNNL_MAX_CPU_ISA)")
+    assert cause_text(dataclasses.replace(result, rows=rows[:4])).endswith(
+        "and 1 more row (unset DNNL_MAX_CPU_ISA)")

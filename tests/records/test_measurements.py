@@ -95,6 +95,9 @@ def test_load_rejects_other_documents(tmp_path):
     path.write_text("not json")
     with pytest.raises(SchemaError, match="is not JSON"):
         load_results(path)
+    path.write_text(" \n")  # was: "is not JSON: Expecting value: line 1 column 1 (char 0)"
+    with pytest.raises(SchemaError, match=r"\.json is empty: no results were written to it$"):
+        load_results(path)
     with pytest.raises(SchemaError, match="cannot read"):
         load_results(tmp_path / "missing.json")
 
