@@ -132,8 +132,7 @@ class AuditRun:
             with interrupts.held():
                 bundle.__enter__()
             for pair in range(self.options.max_pairs or self.options.pairs):
-                plan = self.plan if pair < self.options.pairs else self._extra_plan(
-                    started + self._waited.get("waited_idle_s", 0.0))  # the wait: no budget
+                plan = self.plan if pair < self.options.pairs else self._extra_plan(started)
                 if not plan:
                     break
                 try:
@@ -256,7 +255,7 @@ class AuditRun:
         if len(self.sides) < 2 or opts.row_budget_s is None or self.judge is None:
             return []
         failed = failed_rows(self.errors)
-        elapsed = time.monotonic() - started
+        elapsed = time.monotonic() - started - self._waited.get("waited_idle_s", 0.0)  # no budget
         self._first_pairs_s = self._first_pairs_s or elapsed
         budget = audit_budget_s(self.results, lambda bench: opts.row_budget_for(
             registry.REGISTRY[bench].device), opts.min_audit_budget_s, self._first_pairs_s)
