@@ -142,6 +142,11 @@ def environment(target: ProbeResult, reference: ProbeResult) -> List[Difference]
 
 # -- affinity, threads, system ------------------------------------------------------------
 
+def _cores(cpus: str, count: int) -> str:
+    """"0 (1 core)", "0-15 (16 cores)"."""
+    return "%s (%d core%s)" % (cpus, count, "" if count == 1 else "s")
+
+
 def affinity(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
     """CPU affinity mask, cgroup quota, NUMA nodes touched; intra-op threads where the
     affinity is the same (else they follow from it and its trial covers them)."""
@@ -149,8 +154,8 @@ def affinity(target: ProbeResult, reference: ProbeResult) -> List[Difference]:
     t_aff, r_aff = target.fact("cpu", "affinity"), reference.fact("cpu", "affinity")
     if t_aff is not None and r_aff is not None and sorted(t_aff) != sorted(r_aff):
         ref_list = cpulist(r_aff)
-        out.append(_diff("CPU affinity", "affinity", "%s (%d cores)" % (cpulist(t_aff), len(t_aff)),
-                         "%s (%d cores)" % (ref_list, len(r_aff)), changeable=True,
+        out.append(_diff("CPU affinity", "affinity", _cores(cpulist(t_aff), len(t_aff)),
+                         _cores(ref_list, len(r_aff)), changeable=True,
                          how="run the target with the reference's affinity (taskset -c %s)"
                              % ref_list,
                          trial_env={AFFINITY_VAR: ref_list}, expect={"affinity": len(r_aff)}))

@@ -54,7 +54,9 @@ def _sqlite_folder(url: sa.engine.URL) -> None:
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
-            raise StoreError("cannot create %s: %s" % (folder, exc.strerror or exc)) from None
+            why = ("it is not a folder" if os.path.exists(folder) and not os.path.isdir(folder)
+                   else exc.strerror or exc)
+            raise StoreError("cannot use %s for the database: %s" % (folder, why)) from None
 
 
 def create(url: str) -> sa.engine.Engine:

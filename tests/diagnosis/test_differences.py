@@ -40,7 +40,7 @@ def test_narrowed_affinity_is_one_difference_with_the_reference_mask_as_trial():
     narrow = with_facts(wheel, cpu__affinity=[0], cpu__allowed_cores=1, torch__intra_op_threads=1)
     diffs = differences(narrow, wheel)
     assert [d.key for d in diffs] == ["CPU affinity"]  # the thread count follows from it
-    assert diffs[0].target == "0 (1 cores)" and diffs[0].reference == "0-1 (2 cores)"
+    assert diffs[0].target == "0 (1 core)" and diffs[0].reference == "0-1 (2 cores)"
     assert diffs[0].trial_env == {AFFINITY_VAR: "0-1"} and diffs[0].expect == {"affinity": 2}
 
 

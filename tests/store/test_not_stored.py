@@ -39,7 +39,7 @@ def _audit(tmp_path, name, db):
 @pytest.mark.parametrize("db, why", [
     ("postgresql://nobody@127.0.0.1:1/results", "127.0.0.1"),
     ("sqlite:///file:{tmp}/ro.sqlite?mode=ro&uri=true", "unable to open database file"),
-    ("/etc/passwd/results.sqlite", "cannot create /etc/passwd"),
+    ("/etc/passwd/results.sqlite", "cannot use /etc/passwd for the database: it is not a folder"),
 ])
 def test_an_unusable_database_keeps_the_audit_and_its_status(tmp_path, capsys, measured, db, why):
     expected, kept = _audit(tmp_path, "off", "off")
