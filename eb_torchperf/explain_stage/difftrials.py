@@ -136,13 +136,13 @@ def cause_text(result: TrialResult) -> str:
     a benchmark measured with several parameters is named with them; a combined trial
     names every difference ("A and B together: ...")."""
     names = [r.bench for r in result.rows]
-    gain = {id(r) for r in sorted(result.rows, key=lambda r: -(r.after or 0) / (r.before or 1))
-            [:TITLE_ROWS]}
+    by_gain = sorted(result.rows, key=lambda r: -(r.after or 0) / (r.before or 1))
+    shown = {id(r) for r in by_gain[:TITLE_ROWS]}
     figures = ", ".join("%s %s -> %s" % (
         r.bench if names.count(r.bench) == 1 else bench_label(r),
         format_percent(r.before, 0), format_percent(r.after, 0))
-        for r in result.rows if id(r) in gain)
-    more = len(result.rows) - len(gain)
+        for r in result.rows if id(r) in shown)
+    more = len(result.rows) - len(shown)
     figures += " and %d more row%s" % (more, "s" if more > 1 else "") if more else ""
     keys = [r[len(PREFIX):] for r in result.trial.remedy_ids]
     name = keys[0] if len(keys) == 1 else " and ".join(keys) + " together"

@@ -250,12 +250,13 @@ class AuditRun:
         return conditions
 
     def _extra_plan(self, started: float) -> List[Tuple[str, dict]]:
-        """The rows the next extra pair measures (measure.extra_pairs); [] to stop."""
+        """The rows the next extra pair measures (measure.extra_pairs); [] to stop.  The
+        budget's clock runs from `started` less the --wait-idle wait."""
         opts = self.options
         if len(self.sides) < 2 or opts.row_budget_s is None or self.judge is None:
             return []
         failed = failed_rows(self.errors)
-        elapsed = time.monotonic() - started - self._waited.get("waited_idle_s", 0.0)  # no budget
+        elapsed = time.monotonic() - started - self._waited.get("waited_idle_s", 0.0)
         self._first_pairs_s = self._first_pairs_s or elapsed
         budget = audit_budget_s(self.results, lambda bench: opts.row_budget_for(
             registry.REGISTRY[bench].device), opts.min_audit_budget_s, self._first_pairs_s)

@@ -126,8 +126,8 @@ class RunnerOptions:
 #: and the median of that pair's 4 rounds read 409 % (issue 16, quick --device all A/A).
 #: Seconds an audit of few rows may still spend on extra pairs (the suites'
 #: min_audit_budget_s): a one-row `--only` audit had 4.2 s (the row budget then), which
-#: its first 3 pairs used up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive at 31-111 %, then read
-#: 52 % [significant] with 6 pairs).
+#: its first 3 pairs used up (conv3x3 under DNNL_MAX_CPU_ISA=SSE41 stayed inconclusive
+#: at 31-111 %, then read 52 % [significant] with 6 pairs).
 MIN_AUDIT_BUDGET_S = 20.0
 SUITE_OPTIONS = {
     "quick": RunnerOptions(pairs=3, block_s=0.015, warmup_s=0.01, settle_s=0.005,

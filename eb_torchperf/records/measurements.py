@@ -341,11 +341,12 @@ def read_json(path, error=SchemaError):
     try:
         with open(path) as handle:
             text = handle.read()
-        if not text.strip():
-            raise error("%s is empty: no results were written to it" % path)
-        return json.loads(text)
     except OSError as exc:
         raise error("cannot read %s: %s" % (path, exc.strerror or exc)) from None
+    if not text.strip():
+        raise error("%s is empty: no results were written to it" % path)
+    try:
+        return json.loads(text)
     except ValueError as exc:
         raise error("%s is not JSON: %s" % (path, exc)) from None
     except RecursionError:
