@@ -20,6 +20,7 @@ from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers
     MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores, prepare_together)
 from eb_torchperf.measure.extra_pairs import audit_budget_s, extra_plan, failed_rows, row_key
 from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange
+from eb_torchperf.measure.evidence import row_numerics, with_kernels
 from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
 from eb_torchperf.probe import contention as counters
@@ -283,6 +284,9 @@ class AuditRun:
                 self._measure(name, params, pair, runnable)
             key = row_key(name, params)
             self._cost[key] = max(self._cost.get(key, 0.0), time.monotonic() - began)
+        if pair == 0:
+            self.results = with_kernels(self.results, self.sides, plan,
+                                        self.options.request_timeout_s)
 
     def _available_sides(self, name: str, params: dict, pair: int) -> List[_Side]:
         """The sides that can run `name`, each asked once (the answer is the same in
@@ -308,10 +312,10 @@ class AuditRun:
         # runs once more, mirroring cancels it.
         ordered = sides if pair % 2 == 0 else list(reversed(sides))
         try:
-            numbers, kernels = self._prepare(name, params, pair, ordered)
+            numbers = self._prepare(name, ordered, params)
             self._rounds(name, params, ordered, numbers, blocks, extra, load)
             if pair == 0:
-                numerics = self._numerics(name, params, ordered)
+                numerics = row_numerics(ordered, name, params, self.options.request_timeout_s)
         except _Failed as exc:
             self.errors.append({"side": exc.side.label, "python": exc.side.python, "pair": pair,
                                 "bench": name, "params": params, "message": str(exc)})
@@ -326,32 +330,19 @@ class AuditRun:
                 number_per_run=numbers[side.label],
                 blocks_s=tuple(tuple(b) for b in blocks[side.label]), work=amount, work_unit=unit,
                 extra_s={k: tuple(tuple(b) for b in v) for k, v in extra[side.label].items()},
-                kernels=kernels[side.label], contention=busy.fractions(load[side.label]),
+                contention=busy.fractions(load[side.label]),
                 numerics=numerics.get(side.label, {})))
 
-    def _prepare(self, name: str, params: dict, pair: int, ordered: List[_Side]):
-        """({label: calls per sample}, {label: kernels}) of the row prepared on every side:
-        at once where options.prepare_together says so, else in turn."""
+    def _prepare(self, name: str, ordered: List[_Side], params: dict) -> Dict[str, int]:
+        """{label: calls per sample} of the row prepared on every side: at once where
+        options.prepare_together says so, else in turn."""
         opts = self.options
         together = prepare_together(registry.REGISTRY[name].device, opts.pairs)
         preps = [p for group in ([ordered] if together else [[s] for s in ordered])
                  for p in _request_all(group, "prepare", opts, bench=name, params=params,
-                                       min_sample_s=opts.min_sample_s, kernels=pair == 0)]
+                                       min_sample_s=opts.min_sample_s)]
         time.sleep(opts.settle_s)
-        return ({s.label: p["number"] for s, p in zip(ordered, preps)},
-                {s.label: tuple(p.get("kernels") or ()) for s, p in zip(ordered, preps)})
-
-    def _numerics(self, name: str, params: dict, sides: List[_Side]) -> Dict[str, dict]:
-        """Each side's numerics of the row (probe.worker.op_numerics), after its timed
-        rounds; a failed check is recorded as {"error": message}, the row kept."""
-        found = {}
-        for side in sides:
-            try:
-                found[side.label] = _request(side, "numerics", self.options, bench=name,
-                                             params=params).get("numerics", {})
-            except _Failed as exc:
-                found[side.label] = {"error": str(exc)}
-        return found
+        return {s.label: p["number"] for s, p in zip(ordered, preps)}
 
     def _release(self, sides: List[_Side]) -> None:
         """Let the live workers free the benchmark's memory before the next one."""

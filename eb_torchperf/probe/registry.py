@@ -56,8 +56,9 @@ class Benchmark:
             moves both sides' calling thread onto the same CPU each round, a new CPU
             every round (RunnerOptions.rotate_cpus).  Rows with params threads == 1
             and CUDA rows are treated alike (single_threaded()).
-        records_kernels: the worker profiles one call of it after the warm-up of the
-            first pair and reports the ATen kernels that held its time
+        records_kernels: the first pair's workers profile a call of it once all their
+            timed blocks are done (measure.evidence) and report the ATen kernels that
+            held its time
             (profile.call_kernels): which path the build took for this shape (a 1x1
             convolution on oneDNN or on im2col + BLAS), for the prediction of the
             models (analysis.model_prediction) and the report.

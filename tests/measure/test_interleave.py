@@ -90,28 +90,54 @@ def test_results_pair_and_ratio():
     assert by_bench["matmul_fp32"].rounds == 6
 
 
-def test_kernels_are_asked_in_the_first_pair_and_kept_with_its_results():
-    class Kernels(FakeWorker):
-        def request(self, op, timeout_s, **fields):
-            reply = super().request(op, timeout_s, **fields)
-            if op == "prepare":
-                self.log.append((self.label, "kernels?", fields["kernels"]))
-                if fields["kernels"]:
-                    reply["kernels"] = ["aten::_slow_conv2d_forward" if self.label == "target"
-                                        else "aten::mkldnn_convolution"]
-            return reply
+class Kernels(FakeWorker):
+    """Reports a kernel for "kernels" (the reference fails it where `fail_reference`)."""
+    fail_reference = False
+
+    def request(self, op, timeout_s, **fields):
+        reply = super().request(op, timeout_s, **fields)
+        if op == "kernels" and self.label == "reference" and self.fail_reference:
+            return {"ok": False, "exc_type": "RuntimeError", "message": "no profiler"}
+        if op == "kernels":
+            reply["kernels"] = ["aten::_slow_conv2d_forward" if self.label == "target"
+                                else "aten::mkldnn_convolution"]
+        return reply
+
+
+def kernels_run(fail_reference=False):
     log = []
-    result = AuditRun("/t", "/r", "quick", FAST, only=["conv3x3"],
-                      worker_factory=lambda *a: Kernels(log, *a)).run()
-    asked = [entry[2] for entry in log if entry[1] == "kernels?"]
-    assert asked == [True, True, False, False]          # pair 0 both sides, pair 1 not
-    kept = {(r.side, r.pair): r.kernels for r in result.results}
+    worker = type("K", (Kernels,), {"fail_reference": fail_reference})
+    result = AuditRun("/t", "/r", "quick", FAST, only=["conv3x3", "dispatch"],
+                      worker_factory=lambda *a: worker(log, *a)).run()
+    return result, log
+
+
+def test_kernels_are_asked_after_the_first_pairs_timed_blocks_and_kept_with_it():
+    result, log = kernels_run()
+    asked = [i for i, entry in enumerate(log) if entry[1] == "kernels"]
+    # pair 0 only, both sides, conv3x3 only (dispatch records none), after every "run"
+    # of pair 0 (the profiler moved later rows of its process, issue 26)
+    assert [log[i] for i in asked] == [("target", "kernels", "conv3x3"),
+                                       ("reference", "kernels", "conv3x3")]
+    first_close = log.index(("target", "close"))
+    assert max(i for i, e in enumerate(log[:first_close]) if e[1] == "run") < asked[0]
+    assert asked[-1] < first_close
+    kept = {(r.side, r.pair): r.kernels for r in result.results if r.bench == "conv3x3"}
     assert kept == {("target", 0): ("aten::_slow_conv2d_forward",),
                     ("reference", 0): ("aten::mkldnn_convolution",),
                     ("target", 1): (), ("reference", 1): ()}
-    (row,) = compare(result)
+    row = next(c for c in compare(result) if c.bench == "conv3x3")
     assert row.target.kernels == ("aten::_slow_conv2d_forward",)
     assert row.reference.kernels == ("aten::mkldnn_convolution",)
+
+
+def test_a_side_that_fails_the_kernels_request_keeps_none_and_the_row_stays():
+    result, _ = kernels_run(fail_reference=True)
+    assert result.complete
+    kept = {(r.side, r.pair): r.kernels for r in result.results if r.bench == "conv3x3"}
+    assert kept[("target", 0)] == ("aten::_slow_conv2d_forward",)
+    assert kept[("reference", 0)] == ()
+    assert compare(result)[0].relative_ops == pytest.approx(0.5)
 
 
 def test_budget_stops_rounds_after_minimum():

@@ -169,18 +169,15 @@ def test_run_profiles_keeps_the_audits_environment_per_side(wheel_python):
     ("wheel_python", {"batch": 2, "cin": 960, "cout": 240, "hw": 1, "k": 1},
      "aten::mkldnn_convolution"),
 ])
-def test_prepare_reports_the_kernel_a_conv_row_ran_on(which, params, kernel, workers):
+def test_the_kernels_op_reports_the_kernel_a_conv_row_ran_on(which, params, kernel, workers):
     worker = workers(which)
     threads = worker.request("facts", 120)["facts"]["torch"]["intra_op_threads"]
     if which == "wheel_python" and threads < 2:
         pytest.skip("one intra-op thread: the wheel also takes the im2col path")
-    reply = worker.request("prepare", 120, bench="conv1x1", params=params, kernels=True,
-                           min_sample_s=0.001, prepare_warmup_s=0.0)
+    reply = worker.request("kernels", 120, bench="conv1x1", params=params)
     assert reply["ok"], reply
     assert reply["kernels"][0] == kernel, reply["kernels"]
-    # asked only in the first pair, and only of rows that record kernels
+    # only rows that record kernels are profiled; prepare (timed work follows) never is
+    assert worker.request("kernels", 120, bench="dispatch", params={})["kernels"] == []
     assert "kernels" not in worker.request("prepare", 120, bench="conv1x1", params=params,
                                            min_sample_s=0.001, prepare_warmup_s=0.0)
-    assert "kernels" not in worker.request("prepare", 120, bench="dispatch", kernels=True,
-                                           params={}, min_sample_s=0.001,
-                                           prepare_warmup_s=0.0)
