@@ -52,7 +52,11 @@ class RunnerOptions:
             where the zygote proves fork safe; else (or False) spawned as before.
         zygote_pairs: pairs forked from one zygote before a fresh zygote replaces it
             (what is fixed at import, such as library load addresses, is then sampled
-            too: docs/measurement.md).
+            too: docs/measurement.md).  8: a new zygote costs a torch import (4.7-6.7 s on
+            the H200 host, 2.4 s on the 2-core VM) and, over 129 H200 and 158 VM A/A
+            rows, pairs 0-3 and 4-7 (other zygotes) differed no more than random
+            halves of the same pairs (issue 26); at 4, the H200's A/A read 3, 2 and
+            6 of 24 rows inconclusive, at 8 on the same machine 0, 0 and 0.
         stall_retries: a block that ran at STALL_FACTOR x its worker's best block of the
             row or slower is measured again, up to this many times
             (probe.timing.stalled; the count is kept as BenchResult.contention
@@ -82,7 +86,7 @@ class RunnerOptions:
     target_half_width: float = 0.05
     rotate_cpus: bool = True
     fork: bool = True
-    zygote_pairs: int = 4
+    zygote_pairs: int = 8
     stall_retries: int = 2
     spread_threads: bool = True
     wait_idle_s: Optional[float] = None

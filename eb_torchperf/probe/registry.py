@@ -8,6 +8,7 @@ plan an audit, so host and target agree on names.
 """
 
 import dataclasses
+import difflib
 import json
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -169,6 +170,16 @@ def load_suites() -> Dict[str, Benchmark]:
     return REGISTRY
 
 
+def _suggest(unknown: List[str], known) -> str:
+    """" Did you mean gelu or matmul_fp32?" for the close names of `unknown` (difflib),
+    else ""."""
+    close = sorted({c for name in unknown for c in difflib.get_close_matches(name, known, 3)})
+    if not close:
+        return ""
+    return " Did you mean %s?" % (" or ".join(close) if len(close) < 3
+                                  else ", ".join(close[:-1]) + " or " + close[-1])
+
+
 def plan(suite: str, devices: Sequence[str] = ("cpu",),
          only: Optional[Sequence[str]] = None,
          cores: Optional[int] = None) -> List[Tuple[str, dict]]:
@@ -186,8 +197,9 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
     registry = load_suites()
     unknown = sorted(set(only or ()) - set(registry))
     if unknown:
-        raise ValueError("unknown benchmark(s): %s (known: %s)"
-                         % (", ".join(unknown), ", ".join(registry)))
+        raise ValueError("unknown benchmark(s): %s.%s `--help` lists the %d known under "
+                         "--only" % (", ".join(unknown), _suggest(unknown, registry),
+                                     len(registry)))
     planned = [(b.name, b.scale(dict(p), cores) if b.scale and cores else dict(p))
                for b in registry.values()
                if b.device in devices and (not only or b.name in only)

@@ -301,6 +301,17 @@ def _check_sources(request: AuditRequest) -> None:
     if request.explain is not None and not request.has_reference and request.results is None:
         raise ConfigError("--explain needs a reference to profile against; "
                           "leave out --reference none")
+    _check_cache_dir(request.cache_dir)
+
+
+def _check_cache_dir(cache_dir: Optional[str]) -> None:
+    """--cache-dir is a folder, or does not exist yet under one (it is made then)."""
+    if not cache_dir:
+        return
+    path = pathlib.Path(cache_dir)
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise ConfigError("--cache-dir %s: %s is not a folder" % (cache_dir, existing))
 
 
 def _profile_options(request: AuditRequest):

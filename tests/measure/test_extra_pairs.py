@@ -86,7 +86,7 @@ def test_failed_unmeasured_and_unaffordable_rows_get_no_pair():
 
 
 def test_needs_more_pairs_ranks_inconclusive_and_significant_rows_before_wide_ones():
-    wide_but_decided = _both("dispatch", [1.0, 1.07, 0.94, 1.0, 1.05, 0.96])  # ±8 %
+    wide_but_decided = _both("dispatch", [1.01, 1.08, 0.93, 0.99, 1.06, 0.95])  # ±6 %
     inconclusive = _both("dispatch", [1.0, 1.4, 0.75])                 # ±40 %
     just_significant = _both("dispatch", [0.90, 0.93, 0.90, 0.92, 0.89, 0.97])
     decided = _both("dispatch", [1.0, 1.01, 0.995, 1.0])               # ±1 %

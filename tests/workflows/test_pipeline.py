@@ -41,8 +41,10 @@ def fake_target(tmp_path):
     (("--target-env", "1X=1"), "eb-torchperf: error: --target-env wants VAR=VALUE with VAR a "
                                "variable name (letters, digits, _; not starting with a "
                                "digit), not '1X=1'\n"),
-    (("--only", "nope"), "eb-torchperf: error: unknown benchmark(s): nope (known: "
-                         "matmul_fp32, "),
+    (("--only", "gleu"), "eb-torchperf: error: unknown benchmark(s): gleu. Did you mean "
+                         "gelu? `--help` lists the "),
+    (("--cache-dir", "/etc/passwd/venvs"), "eb-torchperf: error: --cache-dir "
+                                           "/etc/passwd/venvs: /etc/passwd is not a folder\n"),
     (("--reference", "wheel==x.y"), "eb-torchperf: error: --reference wheel==x.y: 'x.y' is "
                                     "not a valid version\n"),
 ])
