@@ -80,8 +80,8 @@ def _add_side_arguments(parser) -> None:
                         help="interpreter, wheel, wheel==X.Y.Z, FILE.whl or none "
                              "(default: wheel)")
     parser.add_argument("--suite", choices=sorted(SUITE_OPTIONS), default="quick",
-                        help="quick (~1 min on 2 cores), full (several minutes) or models "
-                             "(whole TorchBench-like models, a few minutes)")
+                        help="quick (the default: ~1 min on 2 cores), full (several "
+                             "minutes) or models (whole TorchBench-like models, a few minutes)")
     parser.add_argument("--only", action="append", metavar="BENCH", help=only_help())
     parser.add_argument("--device", choices=sorted(DEVICES), default="all",
                         help="benchmarks to run: cpu, cuda or all (default; the GPU part is "
@@ -237,8 +237,31 @@ def print_tables(out, result, analysis) -> None:
         out.print(ops_table(shown, result.reference is not None, geo))
 
 
+def check_db(value) -> None:
+    """A --db given on the command line is checked before measuring (store.engine.check);
+    EB_TORCHPERF_DB and the default are not: a database problem then costs one warning
+    after the audit, never the audit (store.quiet).
+
+    Raises:
+        StoreError: --db cannot be used.
+    """
+    from eb_torchperf.store.location import StoreError, database_url
+    url = database_url(value) if value is not None else None
+    if url is None:
+        return
+    try:
+        from eb_torchperf.store.engine import check
+    except ImportError:  # no database libraries: the warning after the audit says so
+        return
+    try:
+        check(url)
+    except StoreError as exc:
+        raise StoreError("--db %s" % exc) from None
+
+
 def run(args) -> int:
     formats = tuple(f for f in parse_formats(args.format) if f != "json")
+    check_db(args.db)
     out, err = make_console(), make_console(stderr=True)
     folder_existed = pathlib.Path(DEFAULT_OUT_DIR).is_dir()
     request = request_of(args, formats)

@@ -363,8 +363,8 @@ def resolve_interpreter(spec: str, label: str, hint: Optional[str] = None) -> st
     """Path of an interpreter given as a path or a command on PATH.
 
     Args:
-        hint: what to do instead, for the message (default: a python path, or 'wheel'
-            for a reference).
+        hint: what to do instead, for the message (default: a python path; for the
+            reference also `wheel`).
 
     Raises:
         ConfigError: not found or not executable.
@@ -372,6 +372,6 @@ def resolve_interpreter(spec: str, label: str, hint: Optional[str] = None) -> st
     path = shutil.which(spec) if os.sep not in spec else spec
     if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise ConfigError("%s interpreter %r not found or not executable (%s)" % (
-            label, spec, hint or "give a path to a python, e.g. /usr/bin/python3, or 'wheel' "
-                                 "for a reference"))
+            label, spec, hint or "give a path to a python, e.g. /usr/bin/python3%s" % (
+                ", or 'wheel' for the upstream wheel" if label == "reference" else "")))
     return path

@@ -195,6 +195,9 @@ def plan(suite: str, devices: Sequence[str] = ("cpu",),
     if suite not in SUITES:
         raise ValueError("unknown suite %r (choose from %s)" % (suite, ", ".join(SUITES)))
     registry = load_suites()
+    if "" in set(only or ()):
+        raise ValueError("an empty benchmark name: `--help` lists the %d known under --only"
+                         % len(registry))
     unknown = sorted(set(only or ()) - set(registry))
     if unknown:
         raise ValueError("unknown benchmark(s): %s.%s `--help` lists the %d known under "

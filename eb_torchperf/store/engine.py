@@ -81,6 +81,37 @@ def create(url: str) -> sa.engine.Engine:
         raise StoreError("cannot use the database %s: %s" % (shown(url), exc)) from None
 
 
+#: The first 16 bytes of an SQLite 3 database file (https://www.sqlite.org/fileformat.html).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check(url: str) -> None:
+    """Refuse a database that cannot be used, before anything is measured: a malformed
+    URL or a driver that does not load, an SQLite file whose folder cannot be made (as
+    `create`), or an existing SQLite path that is not a file or not an SQLite database
+    (an empty file is fine: SQLite makes it one).  Nothing is connected: a server is
+    first asked when the audit is stored.
+
+    Raises:
+        StoreError: the message names the database and why.
+    """
+    engine = create(url)
+    path = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+    engine.dispose()
+    if not path or path == ":memory:" or not os.path.exists(path):
+        return
+    if not os.path.isfile(path):
+        raise StoreError("cannot use %s for the database: it is not a file" % path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError("cannot use %s for the database: %s" % (path, exc.strerror)) from None
+    if head and head != SQLITE_HEADER:
+        raise StoreError("cannot use %s for the database: it is not an SQLite database"
+                         % path)
+
+
 def _transient(exc: sa.exc.DBAPIError) -> bool:
     text = str(exc.orig).lower()
     return exc.connection_invalidated or "locked" in text or "busy" in text or (

@@ -40,8 +40,9 @@ def test_missing_target_is_one_line(capsys):
     status, out, err = run_cli(capsys, "audit", "--python", "/nonexistent/python")
     assert status == 2
     assert err == ("eb-torchperf: error: target interpreter '/nonexistent/python' not found or "
-                   "not executable (give a path to a python, e.g. /usr/bin/python3, or 'wheel' "
-                   "for a reference)\n")
+                   "not executable (give a path to a python, e.g. /usr/bin/python3)\n")
+    status, out, err = run_cli(capsys, "audit", "--reference", "/nonexistent/python")
+    assert status == 2 and err.endswith("/usr/bin/python3, or 'wheel' for the upstream wheel)\n")
 
 
 def test_bad_wheel_version(capsys, wheel_python):

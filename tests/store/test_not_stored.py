@@ -39,7 +39,6 @@ def _audit(tmp_path, name, db):
 @pytest.mark.parametrize("db, why", [
     ("postgresql://nobody@127.0.0.1:1/results", "127.0.0.1"),
     ("sqlite:///file:{tmp}/ro.sqlite?mode=ro&uri=true", "unable to open database file"),
-    ("/etc/passwd/results.sqlite", "cannot use /etc/passwd for the database: it is not a folder"),
 ])
 def test_an_unusable_database_keeps_the_audit_and_its_status(tmp_path, capsys, measured, db, why):
     expected, kept = _audit(tmp_path, "off", "off")
@@ -50,6 +49,26 @@ def test_an_unusable_database_keeps_the_audit_and_its_status(tmp_path, capsys, m
     assert load_results(out).results == load_results(kept).results
     (line,) = [l for l in err.splitlines() if "not stored" in l]
     assert why in line and str(out) in line and "Traceback" not in err
+
+
+@pytest.mark.parametrize("db, why", [
+    ("/etc/passwd/results.sqlite", "cannot use /etc/passwd for the database: it is not a "
+                                   "folder"),
+    ("/etc/passwd", "cannot use /etc/passwd for the database: it is not an SQLite database"),
+    ("bogus://x", "cannot use the database bogus://x: Can't load plugin"),
+])
+def test_an_unusable_db_option_is_refused_before_measuring(tmp_path, capsys, measured, db, why,
+                                                             monkeypatch):
+    status, out = _audit(tmp_path, "refused", db)
+    err = capsys.readouterr().err
+    assert status == 2 and not out.exists()
+    assert err.startswith("eb-torchperf: error: --db " + why) and err.count("\n") == 1
+    # the same database from EB_TORCHPERF_DB is not the user's explicit choice for this
+    # run (a site default): the audit runs and keeps its status, one line says why
+    monkeypatch.setenv("EB_TORCHPERF_DB", db)
+    status = main(["audit", "--python", "/usr/bin/python3", "--out", str(tmp_path / "env.json"),
+                   "--quiet", "--format", "md"])
+    assert status == 1 and "not stored" in capsys.readouterr().err
 
 
 def test_a_read_only_existing_database_keeps_the_audit(tmp_path, capsys, measured):

@@ -43,10 +43,10 @@ def verdict(analysis: Analysis) -> dict:
                        for s, n in judged.counts.items())
     speed = {
         "measured": lambda: (models_speed(analysis) if analysis.geomeans.get("models")
-                             else "target at %s of the reference (geometric mean of %d "
-                                  "benchmarks%s)" % (pct(judged.geomean), judged.benchmarks,
-                                                     "; %d inconclusive" % judged.inconclusive
-                                                     if judged.inconclusive else "")),
+                             else "target at %s of the reference (geometric mean of %s%s)"
+                             % (pct(judged.geomean), _benchmarks(judged.benchmarks),
+                                "; %d inconclusive" % judged.inconclusive
+                                if judged.inconclusive else "")),
         "inconclusive": lambda: "%d of %d benchmark%s inconclusive (95 %% interval wider "
                                 "than ±%.0f %% or not clear of the A/A floor)" % (
                                     judged.inconclusive, len(comparisons),
@@ -90,9 +90,14 @@ def models_speed(analysis: Analysis) -> str:
         len(measured), kinds, "" if len(measured) == 1 else "s")
     micro_geo = analysis.geomeans.get("micro")
     if micro_geo is not None:
-        text += "; micro-suite %s (geometric mean of %d benchmarks)" % (
-            pct(micro_geo), sum(c.relative_ops is not None for c in analysis.micro))
+        text += "; micro-suite %s (geometric mean of %s)" % (
+            pct(micro_geo), _benchmarks(sum(c.relative_ops is not None for c in analysis.micro)))
     return text
+
+
+def _benchmarks(count: int) -> str:
+    """"1 benchmark", "16 benchmarks"."""
+    return "%d benchmark%s" % (count, "" if count == 1 else "s")
 
 
 def _display(value) -> str:
