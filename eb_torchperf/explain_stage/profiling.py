@@ -17,7 +17,7 @@ from eb_torchperf.explain_stage.trials import TrialResult, summarize_trial
 from eb_torchperf.errors import ProbeError
 from eb_torchperf.measure.interleave import AuditRun, RunnerOptions
 from eb_torchperf.measure.isolation import reference_overrides
-from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker
+from eb_torchperf.measure.runner import DEFAULT_START_TIMEOUT_S, ProbeBundle, Worker, failure
 from eb_torchperf.workflows.analyse import compare_trial
 from eb_torchperf.probe import registry
 from eb_torchperf.probe.profile import (DEFAULT_BUDGET_S, DEFAULT_ROUNDS, DEFAULT_WORKLOADS,
@@ -61,8 +61,7 @@ def _profile_rounds(workers: Dict[str, Worker], workload: str, options: ProfileO
                                           workload=workload, budget_s=options.budget_s,
                                           max_iterations=options.max_iterations)
             if not reply.get("ok"):
-                raise ProbeError("%s: profile %s failed: %s: %s" % (
-                    side, workload, reply.get("exc_type"), reply.get("message")))
+                raise ProbeError("%s: profile %s failed: %s" % (side, workload, failure(reply)))
             replies[side].append(reply)
 
 

@@ -14,13 +14,10 @@
 import dataclasses
 from typing import Dict, List, Sequence, Tuple
 
-from eb_torchperf.measure.runner import exchange
+from eb_torchperf.measure.extra_pairs import row_key
+from eb_torchperf.measure.runner import exchange, failure
 from eb_torchperf.probe import registry
-from eb_torchperf.records.measurements import BenchResult, params_key
-
-
-def _error(reply: dict) -> str:
-    return "%s: %s" % (reply.get("exc_type"), reply.get("message"))
+from eb_torchperf.records.measurements import BenchResult
 
 
 def row_numerics(sides: Sequence, name: str, params: dict, timeout_s: float
@@ -35,7 +32,7 @@ def row_numerics(sides: Sequence, name: str, params: dict, timeout_s: float
     for side in sides:
         (reply,) = exchange([side.worker], "numerics", timeout_s, bench=name, params=params)
         found[side.label] = (reply.get("numerics", {}) if reply.get("ok")
-                             else {"error": _error(reply)})
+                             else {"error": failure(reply)})
     return found
 
 
@@ -51,7 +48,7 @@ def with_kernels(results: List[BenchResult], sides: Sequence,
     """
     results = list(results)
     for name, params in [(n, p) for n, p in plan if registry.REGISTRY[n].records_kernels]:
-        key = (name, params_key(params))
+        key = row_key(name, params)
         found = {i: r for i, r in enumerate(results) if r.pair == 0 and r.key == key}
         asked = [s for s in sides if s.label in {r.side for r in found.values()}]
         if not asked:

@@ -19,7 +19,7 @@ from eb_torchperf.probe import registry
 from eb_torchperf.measure.options import (  # noqa: F401 -- re-exported (callers' import)
     MIN_AUDIT_BUDGET_S, SUITE_OPTIONS, RunnerOptions, allowed_cores, prepare_together)
 from eb_torchperf.measure.extra_pairs import audit_budget_s, extra_plan, failed_rows, row_key
-from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange
+from eb_torchperf.measure.runner import ProbeBundle, Worker, exchange, failure
 from eb_torchperf.measure.evidence import row_numerics, with_kernels
 from eb_torchperf.measure.zygote import Zygote, worker_conditions
 from eb_torchperf.measure import contention as busy
@@ -55,7 +55,7 @@ def _request_all(sides: List[_Side], op: str, options: RunnerOptions, **fields) 
     replies = exchange([s.worker for s in sides], op, options.request_timeout_s, **fields)
     for side, reply in zip(sides, replies):
         if not reply.get("ok"):
-            raise _Failed(side, "%s: %s" % (reply.get("exc_type"), reply.get("message")))
+            raise _Failed(side, failure(reply))
     return replies
 
 

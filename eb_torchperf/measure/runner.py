@@ -334,6 +334,11 @@ def run_probe(python: str, timeout_s: float = DEFAULT_START_TIMEOUT_S,
     return reply["facts"]
 
 
+def failure(reply: dict) -> str:
+    """"ExcType: message" of a reply that answered ok: false (probe.worker)."""
+    return "%s: %s" % (reply.get("exc_type"), reply.get("message"))
+
+
 def exchange(workers: Sequence, op: str, timeout_s: float, **fields) -> List[dict]:
     """Send `op` to every worker, then read each reply: the workers run it at the same
     time (prepare: both sides' set-up, calibration and warm-up overlap).  Workers
